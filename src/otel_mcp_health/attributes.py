@@ -1,0 +1,158 @@
+"""Every span attribute, event and metric name the project emits: defined here, and only here.
+
+Semantic-convention names are mirrored once (the Python semconv MCP constants live in a private,
+deprecated ``_incubating`` module, so we do not import them; ``tests/test_attributes.py`` compares
+these strings with ``opentelemetry.semconv`` when it is importable). Everything of ours lives under
+``mcp_health.`` (never ``mcp.``: that is an OpenTelemetry namespace).
+
+Values are small enums (see :mod:`otel_mcp_health.core.vocabulary`) or codes, never free text, so
+every attribute is safe as a metric label. The dashboards, alert rules and collector config are
+tested against this module: renaming a constant here fails CI until they follow.
+
+Privacy (SPEC §2): no name here carries tool arguments, results, prompts, tokens, headers, raw
+cursors or server error messages. Cursors are recorded as keyed hashes only.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --------------------------------------------------------------------------------------------
+# Semantic conventions (open-telemetry/semantic-conventions-genai docs/gen-ai/mcp.md)
+# --------------------------------------------------------------------------------------------
+MCP_METHOD_NAME: Final = "mcp.method.name"
+MCP_PROTOCOL_VERSION: Final = "mcp.protocol.version"
+MCP_SESSION_ID: Final = "mcp.session.id"
+JSONRPC_REQUEST_ID: Final = "jsonrpc.request.id"
+RPC_RESPONSE_STATUS_CODE: Final = "rpc.response.status_code"
+ERROR_TYPE: Final = "error.type"
+GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+GEN_AI_OPERATION_EXECUTE_TOOL: Final = "execute_tool"
+NETWORK_TRANSPORT: Final = "network.transport"
+NETWORK_PROTOCOL_NAME: Final = "network.protocol.name"
+SERVER_ADDRESS: Final = "server.address"
+SERVER_PORT: Final = "server.port"
+HTTP_RESPONSE_STATUS_CODE: Final = "http.response.status_code"
+
+#: ``error.type`` value for a ``CallToolResult`` with ``isError: true`` (semconv).
+ERROR_TYPE_TOOL_ERROR: Final = "tool_error"
+#: ``error.type`` value for a request that hit its deadline (ours; semconv has no value).
+ERROR_TYPE_TIMEOUT: Final = "timeout"
+
+METRIC_MCP_CLIENT_OPERATION_DURATION: Final = "mcp.client.operation.duration"
+METRIC_MCP_CLIENT_SESSION_DURATION: Final = "mcp.client.session.duration"
+#: Semconv bucket boundaries for both MCP duration histograms (seconds).
+DURATION_BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
+
+# --------------------------------------------------------------------------------------------
+# Evidence recorded by the instrumentation (SPEC §2)
+# --------------------------------------------------------------------------------------------
+#: Process-local random key shared by every span of one client session (never the server's id).
+SESSION_KEY: Final = "mcp_health.session.key"
+#: ``application`` or ``internal`` (a request the SDK issued by itself, e.g. an output-schema
+#: refresh ``tools/list``); internal lists never count as an application's discovery.
+EVIDENCE_ORIGIN: Final = "mcp_health.evidence.origin"
+ORIGIN_APPLICATION: Final = "application"
+ORIGIN_INTERNAL: Final = "internal"
+
+# Handshake (``initialize`` or ``server/discover`` span)
+SESSION_ERA: Final = "mcp_health.session.era"
+SESSION_REQUESTED_VERSION: Final = "mcp_health.session.requested_version"
+SESSION_CAPABILITY_TOOLS: Final = "mcp_health.session.capability.tools"
+SESSION_CAPABILITY_TOOLS_LIST_CHANGED: Final = "mcp_health.session.capability.tools_list_changed"
+SERVER_NAME: Final = "mcp_health.server.name"
+SERVER_VERSION: Final = "mcp_health.server.version"
+
+# ``tools/list`` page spans
+CATALOG_PAGE_INDEX: Final = "mcp_health.catalog.page.index"
+CATALOG_PAGE_CURSOR_HASH: Final = "mcp_health.catalog.page.cursor_hash"
+CATALOG_PAGE_NEXT_CURSOR_HASH: Final = "mcp_health.catalog.page.next_cursor_hash"
+CATALOG_PAGE_TOOL_COUNT: Final = "mcp_health.catalog.page.tool_count"
+CATALOG_PAGE_DIGEST: Final = "mcp_health.catalog.page.digest"
+#: On the page that ends a traversal: digest and size of the whole traversal's tool set.
+CATALOG_DIGEST: Final = "mcp_health.catalog.digest"
+CATALOG_TOOL_COUNT: Final = "mcp_health.catalog.tool_count"
+CATALOG_DIGEST_PROJECTION: Final = "mcp_health.catalog.digest_projection"
+#: Reason code when a digest could not be computed (e.g. ``digest_unrepresentable``).
+CATALOG_DIGEST_ERROR: Final = "mcp_health.catalog.digest_error"
+
+# ``notifications/tools/list_changed`` spans (arrival time = span start time)
+NOTIFICATION_SPAN_METHOD: Final = "notifications/tools/list_changed"
+
+# Installed tools reported through ``record_installed_tools`` (span ``mcp_health.install``)
+INSTALL_SPAN_NAME: Final = "mcp_health.install"
+CATALOG_CLIENT_DIGEST: Final = "mcp_health.catalog.client_digest"
+CATALOG_CLIENT_SOURCE: Final = "mcp_health.catalog.client_source"
+CATALOG_CLIENT_TOOL_COUNT: Final = "mcp_health.catalog.client_tool_count"
+
+# ``tools/call`` spans: per-layer evidence
+TRANSPORT_OUTCOME: Final = "mcp_health.transport.outcome"
+TRANSPORT_REQUEST_WRITTEN: Final = "mcp_health.transport.request_written"
+AUTH_ERROR: Final = "mcp_health.auth.error"
+AUTH_REQUIRED_SCOPES: Final = "mcp_health.auth.required_scopes"
+PROTOCOL_RESULT_VALID: Final = "mcp_health.protocol.result_valid"
+CALL_IS_ERROR: Final = "mcp_health.call.is_error"
+CALL_TIMED_OUT: Final = "mcp_health.call.timed_out"
+CALL_OUTPUT_SCHEMA_VALID: Final = "mcp_health.call.output_schema_valid"
+CALL_DEADLINE_S: Final = "mcp_health.call.deadline_s"
+CALL_IDLE_WINDOW_S: Final = "mcp_health.call.idle_window_s"
+TOOL_READ_ONLY: Final = "mcp_health.tool.read_only"
+#: Call-time contract check (SPEC §3 rule 5): ``ok``, ``unknown_tool``,
+#: ``missing_required_argument`` (names only, never values).
+CALL_CONTRACT: Final = "mcp_health.call.contract"
+CALL_MISSING_ARGUMENTS: Final = "mcp_health.call.missing_arguments"
+CONTRACT_OK: Final = "ok"
+CONTRACT_UNKNOWN_TOOL: Final = "unknown_tool"
+CONTRACT_MISSING_REQUIRED_ARGUMENT: Final = "missing_required_argument"
+
+# Progress notifications: one span event per notification (values and token match only)
+PROGRESS_EVENT: Final = "mcp_health.progress"
+PROGRESS_VALUE: Final = "mcp_health.progress.value"
+PROGRESS_TOTAL: Final = "mcp_health.progress.total"
+PROGRESS_TOKEN_MATCH: Final = "mcp_health.progress.token_match"
+# Progress summary on the finished call span
+PROGRESS_COUNT: Final = "mcp_health.progress.count"
+PROGRESS_VALID_COUNT: Final = "mcp_health.progress.valid_count"
+PROGRESS_MONOTONIC: Final = "mcp_health.progress.monotonic"
+PROGRESS_MAX_GAP_S: Final = "mcp_health.progress.max_gap_s"
+PROGRESS_LATE_COUNT: Final = "mcp_health.progress.late_count"
+
+# Outcome receipts (outcome verifiers)
+OUTCOME_METHOD: Final = "mcp_health.outcome.method"
+OUTCOME_RESULT: Final = "mcp_health.outcome.result"
+OUTCOME_CONFIDENCE: Final = "mcp_health.outcome.confidence"
+OUTCOME_DURATION_S: Final = "mcp_health.outcome.duration_s"
+
+# --------------------------------------------------------------------------------------------
+# Verdicts derived by the span processor (SPEC §3–§6)
+# --------------------------------------------------------------------------------------------
+CATALOG_VERDICT: Final = "mcp_health.catalog.verdict"
+CATALOG_REASON: Final = "mcp_health.catalog.reason"
+CATALOG_MAX_AGE_S: Final = "mcp_health.catalog.max_age_s"
+CALL_FIRST_FAILED_LAYER: Final = "mcp_health.call.first_failed_layer"
+CALL_REASON: Final = "mcp_health.call.reason"
+#: Prefix of the five per-layer status attributes: ``mcp_health.layer.transport`` ...
+LAYER_PREFIX: Final = "mcp_health.layer."
+VERDICT: Final = "mcp_health.verdict"
+NEXT_ACTION: Final = "mcp_health.next_action"
+REASON: Final = "mcp_health.reason"
+EFFECT_UNKNOWN: Final = "mcp_health.effect.unknown"
+INCIDENT_KEY: Final = "mcp_health.incident.key"
+RETRY_UNRECONCILED: Final = "mcp_health.retry.unreconciled"
+LIVE_STATE: Final = "mcp_health.live_state"
+
+# --------------------------------------------------------------------------------------------
+# Metrics (OTel naming: no ``_total``; pluralised only for ``{...}`` count units)
+# --------------------------------------------------------------------------------------------
+METRIC_CALLS: Final = "mcp_health.calls"
+METRIC_CATALOG_VERDICTS: Final = "mcp_health.catalog.verdicts"
+METRIC_CONVERGENCE_LAG: Final = "mcp_health.catalog.convergence_lag"
+METRIC_CALLS_IN_FLIGHT: Final = "mcp_health.calls.in_flight"
+METRIC_INCIDENTS: Final = "mcp_health.incidents"
+METRIC_OUTCOMES: Final = "mcp_health.outcomes"
+
+
+def layer_attribute(layer: str) -> str:
+    """Return the status attribute name of one call layer, e.g. ``mcp_health.layer.outcome``."""
+    return LAYER_PREFIX + layer

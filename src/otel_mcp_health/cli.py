@@ -1,0 +1,213 @@
+"""The ``otel-mcp-health`` command line (also ``python -m otel_mcp_health``).
+
+Subcommands:
+
+``classify FILE... [--json] [--summary]``
+    Read evidence records (EVIDENCE.md, JSON Lines; ``-`` for standard input) and print one
+    verdict per record. ``--json`` prints JSON Lines in EVIDENCE.md's output shapes;
+    ``--summary`` adds seed 003's two rates over the call records.
+``digest FILE [--json]``
+    Digest a ``tools/list`` result (``{"tools": [...]}``, also inside a JSON-RPC response) or a
+    JSON array of tools: prints the projection-v1 digest and the tool count.
+``rules``
+    Print the rule tables (catalog, call layers, session contract) as Markdown, generated from
+    the code.
+
+Exit codes: ``0`` every verdict is ``healthy`` or ``converged``; ``1`` any other verdict;
+``2`` a usage or input error (the message says what is wrong and where). A bad line is reported
+on standard error and yields no verdict; the other lines are still classified.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from otel_mcp_health.core.calls import CallResult, rates
+from otel_mcp_health.core.catalog import CATALOG_RULES
+from otel_mcp_health.core.contract import VERDICT_RULES
+from otel_mcp_health.core.digest import DigestError, digest_tools
+from otel_mcp_health.core.layers import LAYER_CHECKS
+from otel_mcp_health.core.records import EvidenceError, parse_lines
+from otel_mcp_health.core.report import GREEN, expectation_mismatches, judge
+from otel_mcp_health.core.rules import render_table
+from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION
+
+EXIT_GREEN = 0
+EXIT_NOT_GREEN = 1
+EXIT_INPUT_ERROR = 2
+
+
+class _InputError(Exception):
+    """A problem with the user's input, reported with exit code 2."""
+
+
+def _read_text(name: str) -> str:
+    if name == "-":
+        return sys.stdin.read()
+    try:
+        return Path(name).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise _InputError(f"{name}: no such file") from None
+    except IsADirectoryError:
+        raise _InputError(f"{name}: is a directory, expected a file") from None
+    except UnicodeDecodeError:
+        raise _InputError(f"{name}: not UTF-8 text") from None
+    except OSError as exc:
+        raise _InputError(f"{name}: cannot read ({exc.strerror})") from None
+
+
+def _text_row(row: dict[str, Any]) -> str:
+    layer = row.get("firstFailedLayer", "-")
+    extra = f"catalog={row['catalogVerdict']}" if "catalogVerdict" in row else ""
+    return (
+        f"{row['id']:<38} {row['kind']:<8} {row['verdict']:<21} {layer:<14} "
+        f"{row['nextAction']:<23} {row['reason']} {extra}"
+    ).rstrip()
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.1f} %"
+
+
+def _classify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    worst = EXIT_GREEN
+    call_results: list[CallResult] = []
+    if not args.json:
+        header = f"{'id':<38} {'kind':<8} {'verdict':<21} {'first failed':<14} "
+        out.write(f"{header}{'next action':<23} reason\n")
+    for name in args.files:
+        text = _read_text(name)
+        for parsed in parse_lines(text.splitlines()):
+            if isinstance(parsed, EvidenceError):
+                err.write(f"{name}: {parsed}\n")
+                worst = EXIT_INPUT_ERROR
+                continue
+            row, call = judge(parsed)
+            if call is not None:
+                call_results.append(call)
+            if row["verdict"] not in GREEN and worst == EXIT_GREEN:
+                worst = EXIT_NOT_GREEN
+            out.write(json.dumps(row) + "\n" if args.json else _text_row(row) + "\n")
+            for mismatch in expectation_mismatches(parsed, row):
+                err.write(f"{name}: {parsed.id}: expectation not met: {mismatch}\n")
+    if args.summary:
+        summary = rates(call_results)
+        if args.json:
+            out.write(
+                json.dumps(
+                    {
+                        "kind": "summary",
+                        "calls": summary.calls,
+                        "protocolSuccess": summary.protocol_success,
+                        "verifiedOutcomes": summary.verified_outcomes,
+                    }
+                )
+                + "\n"
+            )
+        else:
+            out.write(
+                f"calls: {summary.calls}  protocol-level success: "
+                f"{_percent(summary.protocol_success)} ({summary.envelopes}/{summary.calls})  "
+                f"verified outcomes: {_percent(summary.verified_outcomes)} "
+                f"({summary.verified}/{summary.calls})\n"
+            )
+    return worst
+
+
+def _tools_from(document: object) -> list[Any]:
+    if isinstance(document, dict) and isinstance(document.get("result"), dict):
+        document = document["result"]
+    if isinstance(document, dict) and "tools" in document:
+        document = document["tools"]
+    if not isinstance(document, list):
+        msg = 'expected a tools/list result ({"tools": [...]}) or a JSON array of tools'
+        raise _InputError(msg)
+    return document
+
+
+def _digest(args: argparse.Namespace, out: TextIO, _err: TextIO) -> int:
+    text = _read_text(args.file)
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        raise _InputError(f"{args.file}: not valid JSON") from None
+    tools = _tools_from(document)
+    try:
+        digest = digest_tools(tools)
+    except DigestError as exc:
+        raise _InputError(f"{args.file}: cannot digest: {exc.reason}") from None
+    if args.json:
+        row = {"digest": digest, "toolCount": len(tools), "projection": DIGEST_PROJECTION}
+        out.write(json.dumps(row) + "\n")
+    else:
+        out.write(f"{digest}  tools={len(tools)}  projection={DIGEST_PROJECTION}\n")
+    return EXIT_GREEN
+
+
+def _layer_table() -> str:
+    lines = ["| layer | fails on | next action |", "|---|---|---|"]
+    lines += [f"| `{c.layer.value}` | {c.fails_on} | {c.next_action} |" for c in LAYER_CHECKS]
+    return "\n".join(lines)
+
+
+def rules_markdown() -> str:
+    """The three rule tables as Markdown, generated from the code (used by the README)."""
+    return (
+        "### Catalog convergence (SPEC §3)\n\n"
+        + render_table(CATALOG_RULES)
+        + "\n\n### The five-layer call test (SPEC §4)\n\n"
+        + _layer_table()
+        + "\n\n### Session health contract (SPEC §5)\n\n"
+        + render_table(VERDICT_RULES)
+        + "\n"
+    )
+
+
+def _rules(_args: argparse.Namespace, out: TextIO, _err: TextIO) -> int:
+    out.write(rules_markdown())
+    return EXIT_GREEN
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for tests and documentation)."""
+    parser = argparse.ArgumentParser(
+        prog="otel-mcp-health",
+        description="Judge MCP agent health evidence: verdicts, not just liveness.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    classify = sub.add_parser("classify", help="classify evidence records (JSON Lines)")
+    classify.add_argument("files", nargs="+", metavar="FILE", help="evidence file, - for stdin")
+    classify.add_argument("--json", action="store_true", help="print JSON Lines")
+    classify.add_argument("--summary", action="store_true", help="print the two call rates")
+    classify.set_defaults(handler=_classify)
+    digest = sub.add_parser("digest", help="canonical digest of a tools/list result")
+    digest.add_argument("file", metavar="FILE", help="JSON file, - for stdin")
+    digest.add_argument("--json", action="store_true", help="print JSON")
+    digest.set_defaults(handler=_digest)
+    rules = sub.add_parser("rules", help="print the rule tables as Markdown")
+    rules.set_defaults(handler=_rules)
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """Run the CLI; returns the exit code instead of exiting (``__main__`` exits)."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return EXIT_INPUT_ERROR if exc.code else EXIT_GREEN
+    try:
+        code: int = args.handler(args, out, err)
+    except _InputError as exc:
+        err.write(f"otel-mcp-health {args.command}: {exc}\n")
+        return EXIT_INPUT_ERROR
+    return code

@@ -1,0 +1,345 @@
+"""Catalog convergence (SPEC §3, seed 000): does the client registry match a fresh, complete discovery?
+
+Three events are never collapsed: the **signal** (``notifications/tools/list_changed``), the
+**discovery** (a ``tools/list`` traversal that reaches a page without ``nextCursor``) and the
+**install** (what the client exposes matches that discovery). :func:`classify_catalog` first
+derives plain facts from the evidence (:class:`CatalogFacts`), then walks :data:`CATALOG_RULES`,
+first match wins. ``converged`` is earned only by positive evidence: a complete traversal, fresh
+with respect to the signal (or to a bounded refresh policy when the server cannot signal), whose
+digest equals the digest of what the client exposes.
+
+Chain walking: a traversal's pages must start without a cursor, each later page's cursor must
+equal the previous page's ``nextCursor`` (else ``cursor_gap``), no cursor may repeat
+(``cursor_loop``), no page may fail (``page_failed``), and the last page must have no
+``nextCursor`` (else ``cursor_remaining``, also when abandoned). The reason is the first defect
+met walking from the first page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from otel_mcp_health.core.digest import DigestError, digest_tools
+from otel_mcp_health.core.evidence import CatalogEvidence, Discovery, JsonObject
+from otel_mcp_health.core.rules import Decision, Rule, first_match
+from otel_mcp_health.core.vocabulary import (
+    CatalogVerdict,
+    ClientSource,
+    NextAction,
+)
+
+_NS_PER_S = 1_000_000_000
+
+# Reason codes (EVIDENCE.md), one constant each.
+NO_DISCOVERY = "no_discovery"
+CURSOR_REMAINING = "cursor_remaining"
+CURSOR_GAP = "cursor_gap"
+CURSOR_LOOP = "cursor_loop"
+PAGE_FAILED = "page_failed"
+COMPLETION_UNRECORDED = "completion_unrecorded"
+NO_REFRESH_POLICY = "no_refresh_policy"
+REFRESH_OVERDUE = "refresh_overdue"
+CLOCK_UNOBSERVED = "clock_unobserved"
+SIGNAL_AFTER_DISCOVERY = "signal_after_discovery"
+DIGEST_MISMATCH = "digest_mismatch"
+DIGEST_UNAVAILABLE = "digest_unavailable"
+DIGEST_UNREPRESENTABLE = "digest_unrepresentable"
+UNKNOWN_TOOL_CALLED = "unknown_tool_called"
+MISSING_REQUIRED_ARGUMENT = "missing_required_argument"
+OK = "ok"
+
+
+def chain_defect(discovery: Discovery) -> str | None:
+    """Return the first defect of a traversal's cursor chain, or ``None`` when it is complete."""
+    if not discovery.pages:
+        return None if discovery.completed_at is not None else CURSOR_REMAINING
+    seen: set[str | None] = set()
+    expected: str | None = None
+    for index, page in enumerate(discovery.pages):
+        if page.failed:
+            return PAGE_FAILED
+        if index > 0 and page.cursor in seen:
+            return CURSOR_LOOP
+        if page.cursor != expected:
+            return CURSOR_GAP
+        seen.add(page.cursor)
+        expected = page.next_cursor
+    if expected is not None:
+        return CURSOR_REMAINING
+    if discovery.completed_at is None:
+        return COMPLETION_UNRECORDED
+    return None
+
+
+def discovered_tools(discovery: Discovery) -> tuple[JsonObject, ...] | None:
+    """All tool definitions of a traversal, or ``None`` when a page kept only digests."""
+    tools: list[JsonObject] = []
+    for page in discovery.pages:
+        if page.tools is None:
+            return None
+        tools.extend(page.tools)
+    return tuple(tools)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogFacts:
+    """Plain facts derived from :class:`CatalogEvidence`; the rules read only these."""
+
+    evidence: CatalogEvidence
+    latest: Discovery | None
+    latest_defect: str | None
+    discovered_digest: str | None
+    client_digest: str | None
+    client_source: ClientSource
+    digest_error: str | None
+    tools: tuple[JsonObject, ...] | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogResult:
+    """The catalog verdict with its reason, next action and the two digests compared."""
+
+    verdict: CatalogVerdict
+    reason: str
+    next_action: NextAction
+    rule: str
+    discovered_digest: str | None
+    client_digest: str | None
+    client_source: ClientSource
+    max_age_seconds: float | None
+
+
+def _digest_or_error(tools: Iterable[JsonObject]) -> tuple[str | None, str | None]:
+    try:
+        return digest_tools(tools), None
+    except DigestError as exc:
+        return None, exc.reason
+
+
+def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
+    """Find the latest traversal and its defect, and the digests of the last complete discovery
+    and of what the client exposes (by default: that discovery's result)."""
+    latest = evidence.discoveries[-1] if evidence.discoveries else None
+    defect = chain_defect(latest) if latest is not None else None
+    complete = next((d for d in reversed(evidence.discoveries) if chain_defect(d) is None), None)
+    discovered: str | None = None
+    error: str | None = None
+    tools: tuple[JsonObject, ...] | None = None
+    if complete is not None:
+        tools = discovered_tools(complete)
+        if complete.digest_error is not None:
+            error = complete.digest_error
+        elif complete.digest is not None:
+            discovered = complete.digest
+        elif tools is not None:
+            discovered, error = _digest_or_error(tools)
+    client: str | None
+    if evidence.client_digest is not None:
+        client, source = evidence.client_digest, ClientSource.DIGEST
+    elif evidence.client_tools is not None:
+        source = ClientSource.REGISTERED
+        client, client_error = _digest_or_error(evidence.client_tools)
+        error = error or client_error
+    else:
+        client, source = discovered, ClientSource.DISCOVERY_RESULT
+    return CatalogFacts(
+        evidence=evidence,
+        latest=latest,
+        latest_defect=defect,
+        discovered_digest=discovered,
+        client_digest=client,
+        client_source=source,
+        digest_error=error,
+        tools=tools,
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# The rules, in SPEC §3 order
+# ----------------------------------------------------------------------------------------------
+def _no_discovery(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
+    if f.latest is None:
+        return Decision(CatalogVerdict.UNVERIFIABLE, NO_DISCOVERY, NextAction.BOUNDED_REDISCOVERY)
+    return None
+
+
+def _incomplete(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
+    if f.latest_defect is not None:
+        return Decision(CatalogVerdict.INCOMPLETE, f.latest_defect, NextAction.RESUME_DISCOVERY)
+    return None
+
+
+def _digest_unknown(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
+    if f.digest_error is not None:
+        return Decision(CatalogVerdict.UNVERIFIABLE, f.digest_error, NextAction.BOUNDED_REDISCOVERY)
+    if f.discovered_digest is None:
+        return Decision(
+            CatalogVerdict.UNVERIFIABLE, DIGEST_UNAVAILABLE, NextAction.BOUNDED_REDISCOVERY
+        )
+    return None
+
+
+def _silent_server(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
+    evidence = f.evidence
+    if evidence.list_changed is True:
+        return None
+    policy = evidence.refresh_policy
+    if policy is None:
+        return Decision(
+            CatalogVerdict.UNVERIFIABLE, NO_REFRESH_POLICY, NextAction.BOUNDED_REDISCOVERY
+        )
+    completed = f.latest.completed_at if f.latest is not None else None
+    if evidence.now is None or completed is None:
+        return Decision(CatalogVerdict.UNVERIFIABLE, CLOCK_UNOBSERVED, NextAction.BOUNDED_REDISCOVERY)
+    if evidence.now - completed > policy.max_age_seconds * _NS_PER_S:
+        return Decision(CatalogVerdict.STALE, REFRESH_OVERDUE, NextAction.BOUNDED_REDISCOVERY)
+    return None
+
+
+def _signal_after_discovery(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
+    if not f.evidence.notifications:
+        return None
+    signal = max(f.evidence.notifications)
+    started = f.latest.started_at if f.latest is not None else None
+    # "After" is strict, and a traversal with no recorded start cannot prove it followed.
+    if started is None or started <= signal:
+        return Decision(CatalogVerdict.STALE, SIGNAL_AFTER_DISCOVERY, NextAction.BOUNDED_REDISCOVERY)
+    return None
+
+
+def _digest_mismatch(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
+    if f.client_digest != f.discovered_digest:
+        return Decision(CatalogVerdict.STALE, DIGEST_MISMATCH, NextAction.BOUNDED_REDISCOVERY)
+    return None
+
+
+def _required_properties(tool: JsonObject) -> tuple[str, ...]:
+    schema = tool.get("inputSchema")
+    if not isinstance(schema, dict):
+        return ()
+    required = schema.get("required")
+    if not isinstance(required, list):
+        return ()
+    return tuple(name for name in required if isinstance(name, str))
+
+
+def _call_contract(f: CatalogFacts, finding: str) -> Decision[CatalogVerdict] | None:
+    by_name = {t.get("name"): t for t in f.tools} if f.tools is not None else None
+    for call in f.evidence.tool_calls:
+        if call.contract is not None:
+            if call.contract == finding:
+                return Decision(CatalogVerdict.STALE, finding, NextAction.BOUNDED_REDISCOVERY)
+            continue
+        if by_name is None:
+            continue
+        tool = by_name.get(call.name)
+        if finding == UNKNOWN_TOOL_CALLED and tool is None:
+            return Decision(CatalogVerdict.STALE, finding, NextAction.BOUNDED_REDISCOVERY)
+        if finding == MISSING_REQUIRED_ARGUMENT and tool is not None:
+            sent = set(call.argument_names or ())
+            if call.argument_names is not None and any(
+                name not in sent for name in _required_properties(tool)
+            ):
+                return Decision(CatalogVerdict.STALE, finding, NextAction.BOUNDED_REDISCOVERY)
+    return None
+
+
+def _unknown_tool(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
+    return _call_contract(f, UNKNOWN_TOOL_CALLED)
+
+
+def _missing_argument(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
+    return _call_contract(f, MISSING_REQUIRED_ARGUMENT)
+
+
+def _converged(_: CatalogFacts) -> Decision[CatalogVerdict]:
+    return Decision(CatalogVerdict.CONVERGED, OK, NextAction.NONE)
+
+
+CATALOG_RULES: tuple[Rule[CatalogFacts, CatalogVerdict], ...] = (
+    Rule(
+        "no_discovery",
+        (CatalogVerdict.UNVERIFIABLE,),
+        "no `tools/list` traversal was observed for this session",
+        _no_discovery,
+    ),
+    Rule(
+        "incomplete_traversal",
+        (CatalogVerdict.INCOMPLETE,),
+        "the latest traversal did not finish: `nextCursor` remains, a cursor gap or loop, "
+        "a failed page (first defect from the first page)",
+        _incomplete,
+    ),
+    Rule(
+        "digest_unknown",
+        (CatalogVerdict.UNVERIFIABLE,),
+        "the discovered or the client digest cannot be computed (`digest_unrepresentable`) "
+        "or was not recorded",
+        _digest_unknown,
+    ),
+    Rule(
+        "silent_server_freshness",
+        (CatalogVerdict.UNVERIFIABLE, CatalogVerdict.STALE),
+        "the server did not advertise `tools.listChanged`: no refresh policy → unverifiable; "
+        "last complete traversal older than the policy's max age → stale",
+        _silent_server,
+    ),
+    Rule(
+        "signal_after_discovery",
+        (CatalogVerdict.STALE,),
+        "a `list_changed` signal arrived and no traversal started strictly after it completed",
+        _signal_after_discovery,
+    ),
+    Rule(
+        "digest_mismatch",
+        (CatalogVerdict.STALE,),
+        "the digest of what the client exposes differs from the last complete discovery",
+        _digest_mismatch,
+    ),
+    Rule(
+        "unknown_tool_called",
+        (CatalogVerdict.STALE,),
+        "the agent called a tool that is not in the last complete discovery",
+        _unknown_tool,
+    ),
+    Rule(
+        "missing_required_argument",
+        (CatalogVerdict.STALE,),
+        "the agent omitted a property the current `inputSchema` requires (names only)",
+        _missing_argument,
+    ),
+    Rule(
+        "converged",
+        (CatalogVerdict.CONVERGED,),
+        "otherwise: the client registry matches a fully traversed, fresh discovery",
+        _converged,
+    ),
+)
+
+
+def classify_catalog(evidence: CatalogEvidence) -> CatalogResult:
+    """Judge catalog convergence (SPEC §3); total and deterministic, never raises on evidence."""
+    facts = derive_facts(evidence)
+    rule, decision = first_match(CATALOG_RULES, facts)
+    policy = evidence.refresh_policy
+    return CatalogResult(
+        verdict=decision.verdict,
+        reason=decision.reason,
+        next_action=decision.next_action,
+        rule=rule.name,
+        discovered_digest=facts.discovered_digest,
+        client_digest=facts.client_digest,
+        client_source=facts.client_source,
+        max_age_seconds=policy.max_age_seconds if policy is not None else None,
+    )
+
+
+__all__ = [
+    "CATALOG_RULES",
+    "CatalogFacts",
+    "CatalogResult",
+    "chain_defect",
+    "classify_catalog",
+    "derive_facts",
+]

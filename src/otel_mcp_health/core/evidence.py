@@ -1,0 +1,269 @@
+"""The evidence model: immutable records of what was observed, and nothing else.
+
+Evidence and judgement stay apart. These records say what the instrumentation (or an offline
+``.jsonl`` file, see ``EVIDENCE.md``) observed; the classifiers in :mod:`.catalog`, :mod:`.calls`
+and :mod:`.session` turn them into verdicts. The same records come from spans (the processor) and
+from files (``otel-mcp-health classify``), so both paths share one set of rules.
+
+Conventions:
+
+* ``None`` always means *not observed*, never *passed*. The one place where "absent" and
+  "null" differ is a call's authorization section: absent = not observed, ``null`` = not
+  applicable (stdio). That third state is the :data:`NOT_APPLICABLE` sentinel.
+* Times are ``int`` nanoseconds since the Unix epoch, passed in, never read from a clock.
+* Cursors are opaque keys compared only for equality: raw cursors in offline files, keyed hashes
+  on spans. Tool definitions are JSON-shaped mappings with wire (camelCase) member names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Final
+
+from otel_mcp_health.core.vocabulary import (
+    AuthError,
+    CatalogVerdict,
+    TransportOutcome,
+)
+
+JsonObject = Mapping[str, Any]
+
+
+class _NotApplicable(Enum):
+    """A layer that has no exchange to observe (authorization on stdio)."""
+
+    NOT_APPLICABLE = "not_applicable"
+
+
+#: Sentinel for "this layer does not exist on this transport" (EVIDENCE.md: ``"authorization": null``).
+NOT_APPLICABLE: Final = _NotApplicable.NOT_APPLICABLE
+NotApplicable = _NotApplicable
+
+# ----------------------------------------------------------------------------------------------
+# Catalog (seed 000, SPEC §3)
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Page:
+    """One ``tools/list`` response page of a traversal.
+
+    ``tools`` is ``None`` when only digests were kept. ``failed`` marks a page whose request got
+    a JSON-RPC error (``error_code`` when known) instead of a result.
+    """
+
+    cursor: str | None = None
+    next_cursor: str | None = None
+    tools: tuple[JsonObject, ...] | None = None
+    tool_count: int | None = None
+    failed: bool = False
+    error_code: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Discovery:
+    """A ``tools/list`` traversal: pages from the first request (no cursor) onwards.
+
+    ``digest`` is the projection-v1 digest of the complete tool set when the recorder kept only
+    digests; ``digest_error`` is the reason code when the recorder could not compute one.
+    """
+
+    started_at: int | None = None
+    completed_at: int | None = None
+    pages: tuple[Page, ...] = ()
+    digest: str | None = None
+    digest_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RefreshPolicy:
+    """A bounded refresh policy for servers that do not advertise ``tools.listChanged``."""
+
+    max_age_seconds: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallCheck:
+    """A tool the agent called, for the call-time contract check (SPEC §3 rule 5).
+
+    Either ``argument_names`` (the classifier checks them against the discovered
+    ``inputSchema``) or a precomputed finding (``contract`` and ``missing``) recorded by the
+    instrumentation, which checks in memory and keeps only names.
+    """
+
+    name: str
+    argument_names: tuple[str, ...] | None = None
+    contract: str | None = None
+    missing: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CatalogEvidence:
+    """Everything SPEC §3 needs to judge catalog convergence for one session."""
+
+    list_changed: bool | None = None
+    refresh_policy: RefreshPolicy | None = None
+    now: int | None = None
+    notifications: tuple[int, ...] = ()
+    discoveries: tuple[Discovery, ...] = ()
+    client_tools: tuple[JsonObject, ...] | None = None
+    client_digest: str | None = None
+    tool_calls: tuple[ToolCallCheck, ...] = ()
+
+
+# ----------------------------------------------------------------------------------------------
+# Call (seed 003, SPEC §4)
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TransportEvidence:
+    """How the request fared on the wire. ``request_written=None`` means unknown."""
+
+    outcome: TransportOutcome
+    http_status: int | None = None
+    request_written: bool | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuthorizationEvidence:
+    """The HTTP authorization exchange: status, sanitized RFC 6750 error code, scope names."""
+
+    http_status: int | None = None
+    error: AuthError | None = None
+    scope: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProtocolEvidence:
+    """The JSON-RPC exchange: an error code, or ``None`` for a result envelope."""
+
+    error_code: int | None = None
+    result_valid: bool | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExecutionEvidence:
+    """The tool's own verdict: ``isError``, deadline, output-schema check (None = no schema)."""
+
+    is_error: bool | None = None
+    timed_out: bool = False
+    output_schema_valid: bool | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EffectEvidence:
+    """Reconciliation after silence: was the side effect committed at the destination?"""
+
+    observed: bool
+    method: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutcomeEvidence:
+    """An outcome verifier's receipt. ``passed=None`` is an inconclusive receipt."""
+
+    method: str
+    passed: bool | None
+    confidence: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallEvidence:
+    """One tool-call attempt, layer by layer (EVIDENCE.md ``kind: "call"``)."""
+
+    tool: str | None = None
+    read_only: bool | None = None
+    transport: TransportEvidence | None = None
+    authorization: AuthorizationEvidence | NotApplicable | None = None
+    protocol: ProtocolEvidence | None = None
+    execution: ExecutionEvidence | None = None
+    effect: EffectEvidence | None = None
+    outcome: OutcomeEvidence | None = None
+
+
+# ----------------------------------------------------------------------------------------------
+# Session (seed 002, SPEC §5)
+# ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandshakeEvidence:
+    """The ``initialize`` / ``server/discover`` exchange.
+
+    ``capabilities`` is the server's capability object (``{"tools": {"listChanged": true}}``);
+    ``None`` = not observed. ``transport``/``authorization`` carry a failed handshake's evidence.
+    """
+
+    requested_version: str | None = None
+    negotiated_version: str | None = None
+    error_code: int | None = None
+    capabilities: JsonObject | None = None
+    supported_versions: tuple[str, ...] | None = None
+    transport: TransportEvidence | None = None
+    authorization: AuthorizationEvidence | NotApplicable | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProgressEvent:
+    """One ``notifications/progress`` for a request: token and values only, never the message."""
+
+    at: int
+    token: str | None
+    progress: float
+    total: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProgressEvidence:
+    """A request's clocks: the idle window (reset by valid progress) and the absolute deadline.
+
+    ``completed_at`` is when the terminal response arrived (progress after it is late).
+    """
+
+    now: int | None = None
+    started_at: int | None = None
+    completed_at: int | None = None
+    in_flight: bool = False
+    idle_window_seconds: float | None = None
+    deadline_seconds: float | None = None
+    request_token: str | None = None
+    events: tuple[ProgressEvent, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionEvidence:
+    """One session's chain of evidence: handshake, catalog, call, progress (SPEC §5).
+
+    ``catalog_verdict`` is a verdict given instead of catalog evidence (``{"verdict": ...}``).
+    """
+
+    handshake: HandshakeEvidence | None = None
+    catalog: CatalogEvidence | None = None
+    catalog_verdict: CatalogVerdict | None = None
+    call: CallEvidence | None = None
+    progress: ProgressEvidence | None = None
+
+
+# ----------------------------------------------------------------------------------------------
+# Records (one line of an evidence file)
+# ----------------------------------------------------------------------------------------------
+Evidence = CatalogEvidence | CallEvidence | SessionEvidence
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Record:
+    """An identified piece of evidence (``id`` and ``kind`` from the file) plus optional extras.
+
+    ``expect`` is this project's optional ``"expect"`` member (expected verdict fields), used by
+    the seed fixtures so that a replay can show whether each verdict is the one the seed names.
+    """
+
+    id: str
+    evidence: Evidence
+    expect: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        """``catalog``, ``call`` or ``session``."""
+        if isinstance(self.evidence, CatalogEvidence):
+            return "catalog"
+        if isinstance(self.evidence, CallEvidence):
+            return "call"
+        return "session"
