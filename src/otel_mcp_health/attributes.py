@@ -29,11 +29,15 @@ ERROR_TYPE: Final = "error.type"
 GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
 GEN_AI_OPERATION_EXECUTE_TOOL: Final = "execute_tool"
+GEN_AI_PROMPT_NAME: Final = "gen_ai.prompt.name"
 NETWORK_TRANSPORT: Final = "network.transport"
 NETWORK_PROTOCOL_NAME: Final = "network.protocol.name"
 SERVER_ADDRESS: Final = "server.address"
 SERVER_PORT: Final = "server.port"
 HTTP_RESPONSE_STATUS_CODE: Final = "http.response.status_code"
+#: Semconv exception event; we record only ``exception.type`` (a class name), never the message.
+EXCEPTION_EVENT: Final = "exception"
+EXCEPTION_TYPE: Final = "exception.type"
 
 #: ``error.type`` value for a ``CallToolResult`` with ``isError: true`` (semconv).
 ERROR_TYPE_TOOL_ERROR: Final = "tool_error"
@@ -98,6 +102,10 @@ CALL_OUTPUT_SCHEMA_VALID: Final = "mcp_health.call.output_schema_valid"
 CALL_DEADLINE_S: Final = "mcp_health.call.deadline_s"
 CALL_IDLE_WINDOW_S: Final = "mcp_health.call.idle_window_s"
 TOOL_READ_ONLY: Final = "mcp_health.tool.read_only"
+#: ``True`` on an open ``tools/call`` span while the call waits on a person (elicitation,
+#: input-required rounds, an authorization flow); the in-flight gauge reports ``waiting_for_user``
+#: instead of judging the two clocks (seed 003: waiting is not stuck). Cleared (``False``) after.
+CALL_WAITING_FOR_USER: Final = "mcp_health.call.waiting_for_user"
 #: Call-time contract check (SPEC §3 rule 5): ``ok``, ``unknown_tool``,
 #: ``missing_required_argument`` (names only, never values).
 CALL_CONTRACT: Final = "mcp_health.call.contract"
@@ -117,12 +125,22 @@ PROGRESS_VALID_COUNT: Final = "mcp_health.progress.valid_count"
 PROGRESS_MONOTONIC: Final = "mcp_health.progress.monotonic"
 PROGRESS_MAX_GAP_S: Final = "mcp_health.progress.max_gap_s"
 PROGRESS_LATE_COUNT: Final = "mcp_health.progress.late_count"
+PROGRESS_WRONG_TOKEN_COUNT: Final = "mcp_health.progress.wrong_token_count"
 
 # Outcome receipts (outcome verifiers)
 OUTCOME_METHOD: Final = "mcp_health.outcome.method"
 OUTCOME_RESULT: Final = "mcp_health.outcome.result"
 OUTCOME_CONFIDENCE: Final = "mcp_health.outcome.confidence"
 OUTCOME_DURATION_S: Final = "mcp_health.outcome.duration_s"
+# Reconciliation after silence (SPEC §5 rule 4): was the side effect committed at the destination?
+#: ``True`` = committed, ``False`` = confirmed absent; on a ``tools/call`` span of the same tool.
+EFFECT_OBSERVED: Final = "mcp_health.effect.observed"
+#: ``destination_query`` or ``idempotency_key``.
+EFFECT_METHOD: Final = "mcp_health.effect.method"
+
+# Session end: an INTERNAL span (``SESSION_KEY`` set) that tells the processor to release the
+# session's state at once instead of waiting for idle expiry.
+SESSION_END_SPAN_NAME: Final = "mcp_health.session.end"
 
 # --------------------------------------------------------------------------------------------
 # Verdicts derived by the span processor (SPEC §3–§6)

@@ -1,3 +1,3 @@
-"""The package version (single source, read by hatchling and used as the tracer/meter scope version)."""
+"""The package version: one source, read by hatchling and used as the tracer/meter scope version."""
 
 __version__ = "0.1.0.dev0"

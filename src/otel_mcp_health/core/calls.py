@@ -59,7 +59,7 @@ def result_from(
         and layers.statuses[Layer.OUTCOME] is LayerStatus.PASSED
     )
     return CallResult(
-        layers=dict(layers.statuses) if layers else {layer: LayerStatus.UNOBSERVED for layer in Layer},
+        layers=dict(layers.statuses) if layers else dict.fromkeys(Layer, LayerStatus.UNOBSERVED),
         first_failed_layer=layers.first_failed if layers else FirstFailedLayer.NONE,
         verdict=decision.verdict,
         next_action=decision.next_action,

@@ -1,4 +1,4 @@
-"""Catalog convergence (SPEC §3, seed 000): does the client registry match a fresh, complete discovery?
+"""Catalog convergence (SPEC §3, seed 000): does the client registry match a fresh discovery?
 
 Three events are never collapsed: the **signal** (``notifications/tools/list_changed``), the
 **discovery** (a ``tools/list`` traversal that reaches a page without ``nextCursor``) and the
@@ -73,7 +73,10 @@ def chain_defect(discovery: Discovery) -> str | None:
 
 
 def discovered_tools(discovery: Discovery) -> tuple[JsonObject, ...] | None:
-    """All tool definitions of a traversal, or ``None`` when a page kept only digests."""
+    """All tool definitions of a traversal, or ``None`` when a page kept only digests (or no
+    page was observed at all: an empty traversal is no evidence of an empty catalog)."""
+    if not discovery.pages:
+        return None
     tools: list[JsonObject] = []
     for page in discovery.pages:
         if page.tools is None:
@@ -191,7 +194,9 @@ def _silent_server(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
         )
     completed = f.latest.completed_at if f.latest is not None else None
     if evidence.now is None or completed is None:
-        return Decision(CatalogVerdict.UNVERIFIABLE, CLOCK_UNOBSERVED, NextAction.BOUNDED_REDISCOVERY)
+        return Decision(
+            CatalogVerdict.UNVERIFIABLE, CLOCK_UNOBSERVED, NextAction.BOUNDED_REDISCOVERY
+        )
     if evidence.now - completed > policy.max_age_seconds * _NS_PER_S:
         return Decision(CatalogVerdict.STALE, REFRESH_OVERDUE, NextAction.BOUNDED_REDISCOVERY)
     return None
@@ -204,7 +209,9 @@ def _signal_after_discovery(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
     started = f.latest.started_at if f.latest is not None else None
     # "After" is strict, and a traversal with no recorded start cannot prove it followed.
     if started is None or started <= signal:
-        return Decision(CatalogVerdict.STALE, SIGNAL_AFTER_DISCOVERY, NextAction.BOUNDED_REDISCOVERY)
+        return Decision(
+            CatalogVerdict.STALE, SIGNAL_AFTER_DISCOVERY, NextAction.BOUNDED_REDISCOVERY
+        )
     return None
 
 

@@ -151,9 +151,7 @@ def _stale_catalog(c: ContractContext) -> _D | None:
     if c.catalog is not None:
         if c.catalog.verdict is CatalogVerdict.CONVERGED:
             return None
-        return Decision(
-            Verdict.STALE_CATALOG, f"catalog_{c.catalog.reason}", c.catalog.next_action
-        )
+        return Decision(Verdict.STALE_CATALOG, f"catalog_{c.catalog.reason}", c.catalog.next_action)
     verdict = c.catalog_verdict or CatalogVerdict.UNVERIFIABLE
     if verdict is CatalogVerdict.CONVERGED:
         return None
@@ -249,8 +247,12 @@ def _unverified(c: ContractContext) -> _D:
 VERDICT_RULES: tuple[Rule[ContractContext, Verdict], ...] = (
     Rule(
         "handshake_failed",
-        (Verdict.TRANSPORT_ERROR, Verdict.NEEDS_AUTH, Verdict.INCOMPATIBLE_SESSION,
-         Verdict.PROTOCOL_ERROR),
+        (
+            Verdict.TRANSPORT_ERROR,
+            Verdict.NEEDS_AUTH,
+            Verdict.INCOMPATIBLE_SESSION,
+            Verdict.PROTOCOL_ERROR,
+        ),
         "the handshake itself failed: the verdict of its first failed layer (never "
         "`stale_catalog`)",
         _handshake_failed,

@@ -37,9 +37,11 @@ class _NotApplicable(Enum):
     NOT_APPLICABLE = "not_applicable"
 
 
-#: Sentinel for "this layer does not exist on this transport" (EVIDENCE.md: ``"authorization": null``).
+#: Sentinel for "this layer does not exist on this transport"
+#: (EVIDENCE.md: ``"authorization": null``).
 NOT_APPLICABLE: Final = _NotApplicable.NOT_APPLICABLE
 NotApplicable = _NotApplicable
+
 
 # ----------------------------------------------------------------------------------------------
 # Catalog (seed 000, SPEC §3)

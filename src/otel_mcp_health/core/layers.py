@@ -84,8 +84,10 @@ def _authorization(call: CallEvidence) -> LayerJudgement:
         return LayerJudgement(LayerStatus.NOT_APPLICABLE)
     status = a.http_status if a is not None else None
     error = a.error if a is not None else None
-    if status is None and call.transport is not None and call.transport.outcome is (
-        TransportOutcome.HTTP_ERROR
+    if (
+        status is None
+        and call.transport is not None
+        and call.transport.outcome is (TransportOutcome.HTTP_ERROR)
     ):
         status = call.transport.http_status
     if error is AuthError.INSUFFICIENT_SCOPE or (error is None and status == 403):
@@ -222,9 +224,7 @@ def is_silent(call: CallEvidence) -> bool:
         return True
     t = call.transport
     return (
-        t is not None
-        and t.outcome in SILENT_TRANSPORT_OUTCOMES
-        and t.request_written is not False
+        t is not None and t.outcome in SILENT_TRANSPORT_OUTCOMES and t.request_written is not False
     )
 
 

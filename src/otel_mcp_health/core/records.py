@@ -408,9 +408,7 @@ def parse_record(data: object, line: int = 1) -> Record | EvidenceError:
             raise _Invalid("kind", 'one of "catalog", "call", "session"')
         record_id = o.str_("id", required=True) or ""
         expect = o.obj("expect")
-        expected = (
-            {k: v for k, v in expect.data.items() if isinstance(v, str)} if expect else {}
-        )
+        expected = {k: v for k, v in expect.data.items() if isinstance(v, str)} if expect else {}
         return Record(id=record_id, evidence=_PARSERS[kind](o), expect=expected)
     except _Invalid as exc:
         return EvidenceError(line, exc.field, exc.expected)
