@@ -1,0 +1,274 @@
+"""Canonical catalog digest, projection ``v1`` (SPEC §3).
+
+The digest answers one question: *is the tool catalog the agent sees the same one the server
+listed?* It must therefore change whenever anything the model reads changes (a new required
+argument, a reworded description, a new output schema) and must not change for things it does not
+read (``_meta``, ``icons``, the order the server listed the tools in, the key order inside a
+schema). A names-only inventory would miss the first kind of change; a hash of whatever bytes the
+server sent would trip on the second.
+
+Recipe (exact, so that any two implementations agree):
+
+1. project each tool to the members :data:`PROJECTED_MEMBERS` it has (a missing member is left
+   out, never written as ``null``; everything else is dropped);
+2. sort the projected tools by ``name`` (Python ``str`` order, i.e. code points; ties, which only
+   duplicate names produce, are broken by the tools' canonical bytes, so the result never depends
+   on input order);
+3. write the array in RFC 8785 (JCS) canonical form (:mod:`otel_mcp_health.core._jcs`, byte-equal
+   to the ``rfc8785`` package), hash it with SHA-256 and write ``sha256:<lowercase hex>``.
+
+The projection version (:data:`DIGEST_PROJECTION`) is recorded beside the digest, not hashed.
+
+Anything JCS cannot represent raises :class:`DigestError` with reason
+:data:`REASON_UNREPRESENTABLE` and a short class name as detail (never the offending value).
+
+Caching (what the cache keys on): :class:`CatalogDigester` remembers the canonical bytes of
+each tool it has seen, keyed by ``marshal.dumps(tool, 2)``. Marshal is a C-speed serialization
+that is *content-complete and type-exact*: it writes every nested value with its exact type
+(``1``, ``1.0``, ``True`` and ``"1"`` all differ; so do ``-0.0`` and ``0.0``), refuses subclasses
+and foreign objects (such tools are canonicalized every time, never cached), and its bytes decode
+back to exactly one content. So two tools with the same key have the same canonical bytes, and
+mutating a tool in place, however deeply, changes its key. Keys on identity (``id(tool)``) or on
+a shallow fingerprint would return a stale digest after an in-place mutation and are not used.
+The price is one marshal pass per tool on every digest, the bulk of a warm digest; it is
+measured by ``benchmarks/bench_digest.py`` together with the cold and warm costs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from otel_mcp_health.core import _jcs
+from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION
+
+PROJECTED_MEMBERS: Final = (
+    "name",
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+    "execution",
+)
+#: A value in the catalog has no RFC 8785 form (NaN, ±inf, an unsafe integer, a lone surrogate,
+#: a non-string key, a non-JSON type, nesting deeper than ``_jcs.MAX_DEPTH``).
+REASON_UNREPRESENTABLE: Final = "digest_unrepresentable"
+#: An element of the tool list is not a JSON object (``Mapping``).
+REASON_TOOL_NOT_AN_OBJECT: Final = "tool_not_an_object"
+#: A tool has no ``name`` member, or its ``name`` is not a string.
+REASON_TOOL_WITHOUT_NAME: Final = "tool_without_name"
+#: The tool list itself cannot be iterated (or its iteration fails).
+REASON_TOOLS_NOT_A_LIST: Final = "tools_not_a_list"
+
+#: Default number of tools a :class:`CatalogDigester` remembers.
+DEFAULT_MAX_TOOLS: Final = 4096
+#: How many whole catalogs (lists of tool keys) a digester remembers the digest of.
+RECENT_CATALOGS: Final = 4
+
+# marshal format 2, deliberately: formats 3 and 4 are faster but flag every object whose
+# reference count is above one and write back-references for objects met twice, so the bytes of
+# an unchanged tool would change as soon as someone else holds a reference to one of its strings
+# (the cache itself does, for the name), making warm digests miss. Format 2 writes content only
+# (plus the "interned" bit of a string, which seldom changes; a change only costs a miss).
+_MARSHAL_VERSION: Final = 2
+_dumps: Final = marshal.dumps
+
+_Entry = tuple[str, bytes]  # (name, canonical bytes of the projected tool); sorts as §3 requires
+
+
+class DigestError(ValueError):
+    """A catalog that has no digest; ``reason`` is a short code, ``detail`` a short class name."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+def project_tool(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """The projection ``v1`` of one tool: the members of :data:`PROJECTED_MEMBERS` it has."""
+    return {key: tool[key] for key in PROJECTED_MEMBERS if key in tool}
+
+
+def canonicalize(value: Any) -> bytes:
+    """RFC 8785 bytes of ``value`` (byte-equal to ``rfc8785.dumps``), or :class:`DigestError`."""
+    try:
+        return _jcs.canonicalize(value)
+    except _jcs.JcsError as exc:
+        raise DigestError(REASON_UNREPRESENTABLE, exc.kind) from None
+
+
+def _entry(tool: object) -> _Entry:
+    """Project, check and canonicalize one tool."""
+    if type(tool) is not dict and not isinstance(tool, Mapping):
+        raise DigestError(REASON_TOOL_NOT_AN_OBJECT, type(tool).__name__)
+    try:
+        projected = project_tool(tool)
+    except Exception as exc:  # a Mapping whose __contains__/__getitem__ misbehaves
+        raise DigestError(REASON_TOOL_NOT_AN_OBJECT, type(exc).__name__) from None
+    name = projected.get("name")
+    if not isinstance(name, str):
+        raise DigestError(REASON_TOOL_WITHOUT_NAME, type(name).__name__)
+    return str.__str__(name), canonicalize(projected)
+
+
+def _cache_key(tool: object) -> bytes | None:
+    """The tool's cache key, or ``None`` when it cannot have one (then it is not cached)."""
+    if type(tool) is not dict:
+        return None
+    try:
+        return marshal.dumps(tool, _MARSHAL_VERSION)
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+def _assemble(entries: list[_Entry]) -> bytes:
+    return b"[" + b",".join([canonical for _, canonical in entries]) + b"]"
+
+
+class CatalogDigester:
+    """Computes catalog digests, remembering each tool's canonical bytes (thread-safe, bounded).
+
+    A cold digest canonicalizes every tool. A warm one (the same tools again, as after every
+    ``tools/list`` that returned nothing new) only computes each tool's cache key (``marshal``,
+    see the module docstring): if the list of keys equals that of a recently digested catalog
+    (a ``memcmp``, no hashing), its digest is returned; otherwise each tool is looked up by its
+    key and only the tools not found are canonicalized. Equal keys mean equal content, so neither
+    level can return a stale digest.
+
+    At most ``max_tools`` tools (least recently used dropped first) and :data:`RECENT_CATALOGS`
+    catalogs are remembered; memory is roughly ``max_tools * (marshal size + canonical size)``
+    of a tool, a few KiB each, plus the keys of the remembered catalogs. ``max_tools=0``
+    disables caching (no keys are computed then).
+    """
+
+    def __init__(self, max_tools: int = DEFAULT_MAX_TOOLS) -> None:
+        if max_tools < 0:
+            raise ValueError("max_tools must be >= 0")
+        self._max_tools = max_tools
+        self._lock = threading.Lock()
+        self._tools: OrderedDict[bytes, _Entry] = OrderedDict()
+        self._recent: list[tuple[list[bytes], str]] = []
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def clear(self) -> None:
+        """Forget every remembered tool and catalog."""
+        with self._lock:
+            self._tools.clear()
+            self._recent.clear()
+
+    def _keys(self, items: list[Any]) -> list[bytes | None]:
+        try:  # the common case: every tool is a plain dict of JSON values
+            return [_dumps(tool, _MARSHAL_VERSION) for tool in items]
+        except Exception:
+            return [_cache_key(tool) for tool in items]
+
+    def _entries(self, items: list[Any], keys: list[bytes | None]) -> list[_Entry]:
+        """Each tool's entry, from the cache where possible (input order)."""
+        cache = self._tools
+        with self._lock:
+            found = [cache.get(key) for key in keys]  # type: ignore[arg-type]
+            for key, hit in zip(keys, found, strict=True):
+                if hit is not None:
+                    cache.move_to_end(key)  # type: ignore[arg-type]
+        entries: list[_Entry] = []
+        new: list[tuple[bytes, _Entry]] = []
+        for tool, key, hit in zip(items, keys, found, strict=True):
+            if hit is not None:
+                entries.append(hit)
+                continue
+            entry = _entry(tool)
+            if key is not None:
+                new.append((key, entry))
+            entries.append(entry)
+        with self._lock:
+            self.hits += len(items) - len(new)
+            self.misses += len(new)
+            for key, entry in new:
+                cache[key] = entry
+            while len(cache) > self._max_tools:
+                cache.popitem(last=False)
+        return entries
+
+    def canonical_bytes(self, tools: Iterable[Mapping[str, Any]]) -> bytes:
+        """The RFC 8785 bytes of the projected, sorted catalog (what :meth:`digest` hashes)."""
+        items = _as_list(tools)
+        if not self._max_tools:
+            return _assemble(sorted(_entry(tool) for tool in items))
+        return _assemble(sorted(self._entries(items, self._keys(items))))
+
+    def digest(self, tools: Iterable[Mapping[str, Any]]) -> str:
+        """``sha256:<hex>`` of the catalog (SPEC §3), or :class:`DigestError`."""
+        items = _as_list(tools)
+        if not self._max_tools:
+            return _hash(sorted(_entry(tool) for tool in items))
+        keys = self._keys(items)
+        with self._lock:
+            for index, (recent_keys, recent_digest) in enumerate(self._recent):
+                if recent_keys == keys:
+                    self._recent.insert(0, self._recent.pop(index))
+                    self.hits += len(keys)
+                    return recent_digest
+        result = _hash(sorted(self._entries(items, keys)))
+        if None not in keys:
+            with self._lock:
+                self._recent.insert(0, (keys, result))  # type: ignore[arg-type]
+                del self._recent[RECENT_CATALOGS:]
+        return result
+
+
+def _as_list(tools: Iterable[Mapping[str, Any]]) -> list[Any]:
+    if type(tools) is list:
+        return tools
+    try:
+        return list(tools)
+    except Exception as exc:  # not iterable, or an iterator that fails
+        raise DigestError(REASON_TOOLS_NOT_A_LIST, type(exc).__name__) from None
+
+
+def _hash(entries: list[_Entry]) -> str:
+    return "sha256:" + hashlib.sha256(_assemble(entries)).hexdigest()
+
+
+#: The digester behind :func:`digest_tools`: one process-wide bounded cache, so that every
+#: session's repeated ``tools/list`` of the same server is cheap. Use a private
+#: :class:`CatalogDigester` to isolate a cache (or ``max_tools=0`` to disable caching).
+DEFAULT_DIGESTER: Final = CatalogDigester()
+
+
+def digest_tools(tools: Iterable[Mapping[str, Any]]) -> str:
+    """``sha256:<hex>`` of a tool list under projection ``v1``, via :data:`DEFAULT_DIGESTER`."""
+    return DEFAULT_DIGESTER.digest(tools)
+
+
+def catalog_bytes(tools: Iterable[Mapping[str, Any]]) -> bytes:
+    """The canonical bytes :func:`digest_tools` hashes (for debugging and golden vectors)."""
+    return DEFAULT_DIGESTER.canonical_bytes(tools)
+
+
+__all__ = [
+    "DEFAULT_DIGESTER",
+    "DEFAULT_MAX_TOOLS",
+    "DIGEST_PROJECTION",
+    "PROJECTED_MEMBERS",
+    "REASON_TOOLS_NOT_A_LIST",
+    "REASON_TOOL_NOT_AN_OBJECT",
+    "REASON_TOOL_WITHOUT_NAME",
+    "REASON_UNREPRESENTABLE",
+    "RECENT_CATALOGS",
+    "CatalogDigester",
+    "DigestError",
+    "canonicalize",
+    "catalog_bytes",
+    "digest_tools",
+    "project_tool",
+]
