@@ -13,6 +13,31 @@ See README.md for the quick start.
 
 from __future__ import annotations
 
+from otel_mcp_health.instrumentation import McpHealthInstrumentor, record_installed_tools
+from otel_mcp_health.verifiers import (
+    CallContext,
+    Receipt,
+    file_digest,
+    from_callable,
+    http_status,
+    outcome_not_required,
+    register_verifier,
+    sqlite_row,
+    unregister_verifier,
+)
 from otel_mcp_health.version import __version__
 
-__all__ = ["__version__"]
+__all__ = [
+    "CallContext",
+    "McpHealthInstrumentor",
+    "Receipt",
+    "__version__",
+    "file_digest",
+    "from_callable",
+    "http_status",
+    "outcome_not_required",
+    "record_installed_tools",
+    "register_verifier",
+    "sqlite_row",
+    "unregister_verifier",
+]

@@ -1,0 +1,101 @@
+"""Environment variables read by the ``mcp_health`` instrumentation (private to this package).
+
+Registered under the ``opentelemetry_environment_variables`` entry point, so
+``opentelemetry-instrument --help`` lists them. Every variable is optional; the defaults are what an
+SRE would pick for agents in production.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+OTEL_INSTRUMENTATION_MCP_HEALTH_IDLE_WINDOW_S: Final = (
+    "OTEL_INSTRUMENTATION_MCP_HEALTH_IDLE_WINDOW_S"
+)
+"""
+.. envvar:: OTEL_INSTRUMENTATION_MCP_HEALTH_IDLE_WINDOW_S
+
+Idle window of a ``tools/call``, in seconds (SPEC §5, the clock that valid progress resets). It is
+recorded on every ``tools/call`` span as ``mcp_health.call.idle_window_s`` so the span processor
+judges each call against the window that was configured when it ran. Default: ``30``. A value that
+is not a positive number is ignored (the default applies).
+"""
+
+OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_DIGEST: Final = (
+    "OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_DIGEST"
+)
+"""
+.. envvar:: OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_DIGEST
+
+``true`` (default) computes the canonical digest of every ``tools/list`` page and of every
+completed traversal. ``false`` skips the digests (cursor-chain facts and tool counts are still
+recorded); the catalog verdict then cannot detect a client/server mismatch by digest.
+"""
+
+DEFAULT_IDLE_WINDOW_S: Final = 30.0
+"""Default of :envvar:`OTEL_INSTRUMENTATION_MCP_HEALTH_IDLE_WINDOW_S`."""
+
+# ==============================================================================================
+# Span processor (McpHealthSpanProcessor, McpHealthConfigurator). Append-only section owned by
+# the processor; each option can also be passed as a keyword argument, which wins over the env.
+# ==============================================================================================
+
+OTEL_INSTRUMENTATION_MCP_HEALTH_PROCESSOR_ENABLED: Final = (
+    "OTEL_INSTRUMENTATION_MCP_HEALTH_PROCESSOR_ENABLED"
+)
+"""
+.. envvar:: OTEL_INSTRUMENTATION_MCP_HEALTH_PROCESSOR_ENABLED
+
+``true`` (default) derives verdicts on MCP spans. ``false`` turns the processor into a pure
+pass-through: every span reaches the exporter untouched and no verdict metric is recorded. With
+``OTEL_PYTHON_CONFIGURATOR=mcp_health`` the exporting processor is still wrapped, so this is the
+switch to turn verdicts off without changing the deployment.
+"""
+
+OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_SESSIONS: Final = "OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_SESSIONS"
+"""
+.. envvar:: OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_SESSIONS
+
+Most client sessions whose state the processor keeps at once (least recently used evicted first).
+Default: ``10000``. Each session holds a few small records (see ``otel_mcp_health._sessions``).
+A session evicted while still active loses its history, and its next calls are judged on missing
+evidence, which is never green.
+"""
+
+OTEL_INSTRUMENTATION_MCP_HEALTH_SESSION_IDLE_S: Final = (
+    "OTEL_INSTRUMENTATION_MCP_HEALTH_SESSION_IDLE_S"
+)
+"""
+.. envvar:: OTEL_INSTRUMENTATION_MCP_HEALTH_SESSION_IDLE_S
+
+Seconds after which a session with no new span is forgotten. Default: ``3600``. Sessions are also
+released at once when their ``mcp_health.session.end`` span arrives.
+"""
+
+OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_MAX_AGE_S: Final = (
+    "OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_MAX_AGE_S"
+)
+"""
+.. envvar:: OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_MAX_AGE_S
+
+Maximum age, in seconds, of the last complete ``tools/list`` traversal for a server that does not
+advertise ``tools.listChanged`` (SPEC §3 rule 3, the bounded refresh policy). Default: ``300``.
+Recorded on every judged span as ``mcp_health.catalog.max_age_s``.
+"""
+
+OTEL_INSTRUMENTATION_MCP_HEALTH_SUPPORTED_VERSIONS: Final = (
+    "OTEL_INSTRUMENTATION_MCP_HEALTH_SUPPORTED_VERSIONS"
+)
+"""
+.. envvar:: OTEL_INSTRUMENTATION_MCP_HEALTH_SUPPORTED_VERSIONS
+
+Comma-separated MCP protocol versions the client run supports (SPEC §5 rule 2). A session that
+negotiated another version is ``incompatible_session``. Default: the published versions
+``2024-11-05,2025-03-26,2025-06-18,2025-11-25,2026-07-28``.
+"""
+
+DEFAULT_MAX_SESSIONS: Final = 10_000
+"""Default of :envvar:`OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_SESSIONS`."""
+
+DEFAULT_SESSION_IDLE_S: Final = 3600.0
+"""Default of :envvar:`OTEL_INSTRUMENTATION_MCP_HEALTH_SESSION_IDLE_S`."""

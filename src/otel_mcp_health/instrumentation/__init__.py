@@ -1,0 +1,228 @@
+"""OpenTelemetry instrumentation for MCP *clients* (``mcp >= 2, < 3``) that records health evidence.
+
+It emits exactly one semconv CLIENT span per JSON-RPC request the application's ``ClientSession``
+sends (named ``{mcp.method.name} {target}``, e.g. ``tools/call create_ticket``). mcp 2 already
+creates its own ``MCP send …`` client spans; this instrumentation takes that span's place (the SDK
+is handed our span, so there is never a second one and W3C trace context still flows into
+``params._meta``). On the in-process direct path, where the SDK emits no span, it creates one.
+Each span carries small, safe evidence under ``mcp_health.`` (SPEC §2) that the span processor turns
+into verdicts; tool arguments, results, tokens, raw cursors, headers and server messages are never
+recorded.
+
+Zero-code
+---------
+With the package installed, ``opentelemetry-instrument`` loads it through the
+``opentelemetry_instrumentor`` entry point ``mcp_health``::
+
+    opentelemetry-instrument python agent.py
+
+Disable it with ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS=mcp_health``.
+
+Manual
+------
+Instrument before the first ``ClientSession`` is *entered* (the SDK binds its notification handler
+on entry, so sessions opened earlier are not fully observed)::
+
+    from otel_mcp_health import McpHealthInstrumentor
+
+    McpHealthInstrumentor().instrument(tracer_provider=provider, meter_provider=meter_provider)
+    async with mcp.Client("https://tools.example.com/mcp") as client:
+        await client.list_tools()
+        await client.call_tool("create_ticket", {"title": "..."})
+    McpHealthInstrumentor().uninstrument()   # exact inverse; instrument() again works
+
+Both providers are optional (the global ones are used). ``instrument()`` twice is a no-op.
+
+What is recorded
+----------------
+* every span: ``mcp.method.name``, ``mcp_health.session.key`` (a random, process-local key per
+  ``ClientSession``), ``mcp.protocol.version`` once negotiated, ``mcp.session.id`` (streamable
+  HTTP), ``network.transport`` (``pipe`` for stdio, ``tcp`` for HTTP; absent in-process, where
+  semconv has no value), ``server.address``/``server.port``, ``jsonrpc.request.id``;
+* handshake (``initialize`` / ``server/discover``): era, requested and negotiated version,
+  ``tools`` / ``tools.listChanged`` capabilities, server name and version;
+* ``tools/list`` pages: page index, keyed hashes of the cursor and ``nextCursor``, tool count, page
+  digest, ``mcp_health.evidence.origin`` (``internal`` for lists the SDK sends by itself inside
+  ``call_tool``); on the last page of an unbroken traversal the whole catalog's digest and size;
+* ``tools/call``: ``gen_ai.tool.name``, ``error.type`` (JSON-RPC code, ``tool_error``, ``timeout``,
+  a transport outcome, an HTTP status, or an exception class), transport outcome and whether the
+  request was written, HTTP status, the ``WWW-Authenticate`` error code and required scope names,
+  ``isError``, timeout and deadline, output-schema verdict, ``readOnlyHint``, and the call-time
+  contract check against the last discovery (unknown tool / missing required argument *names*);
+* progress notifications: one ``mcp_health.progress`` event per notification (value, total, token
+  match; never the message);
+* ``notifications/tools/list_changed``: a SERVER span at its arrival;
+* ``mcp_health.call.waiting_for_user`` on an open ``tools/call`` span while the server's
+  elicitation waits on the user;
+* ``mcp_health.session.end``: an INTERNAL span when a ``ClientSession`` closes (the processor
+  releases that session's state);
+* metrics ``mcp.client.operation.duration`` and ``mcp.client.session.duration`` (seconds).
+
+Applications or frameworks that install tools for their agent themselves report them with
+:func:`record_installed_tools`.
+
+Higher-level clients
+--------------------
+Anything built on ``mcp.ClientSession`` is covered (``mcp.Client``, ``ClientSessionGroup``,
+FastMCP's ``Client``). When such a client already traces a request with its own open CLIENT span
+(``mcp.method.name`` equal to the request's), that span is enriched with the evidence instead of
+adding a second one (semconv: do not duplicate an outer instrumentation's span); its owner ends it.
+
+Limits
+------
+* Sessions *entered* before ``instrument()`` keep the SDK's notification/request handlers
+  unwrapped (no ``list_changed`` spans for them); requests are still traced.
+* ``network.transport`` is left out in-process (semconv has no value for it) and for streams an
+  application builds itself; stdio is recognised when ``stdio_client`` is entered in the task that
+  then builds the ``ClientSession`` (the SDK's own pattern, and ``mcp.Client``'s).
+* ``jsonrpc.request.id`` is absent on the in-process direct path (no wire id exists).
+* Progress naming another request's token is only attributable where the notification carries
+  the request's context (streamable HTTP); elsewhere the SDK drops it unseen.
+
+Suppression and safety
+----------------------
+Inside ``opentelemetry.instrumentation.utils.suppress_instrumentation()`` nothing is recorded. The
+instrumentation never changes what the application sees: the same result objects, the same
+exceptions, no new ones; any failure of our own code is logged at debug level on the
+``otel_mcp_health`` loggers and dropped. Settings: :mod:`otel_mcp_health.environment_variables`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import Collection, Iterable
+from typing import Any
+
+from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled, unwrap
+from opentelemetry.metrics import get_meter
+from opentelemetry.trace import get_tracer
+from wrapt import wrap_function_wrapper
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health.environment_variables import (
+    DEFAULT_IDLE_WINDOW_S,
+    OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_DIGEST,
+    OTEL_INSTRUMENTATION_MCP_HEALTH_IDLE_WINDOW_S,
+)
+from otel_mcp_health.instrumentation import _extract, _http, _state, _wrappers
+from otel_mcp_health.package import _instruments
+from otel_mcp_health.version import __version__
+
+_logger = logging.getLogger(__name__)
+
+_DURATION_UNIT = "s"
+
+#: (module, attribute path, wrapper): ``_instrument`` wraps these in order, ``_uninstrument``
+#: unwraps the same list. The module-level functions (``otel_span``, ``stream_within_origin``,
+#: ``_create_platform_compatible_process``) are looked up in their module at call time by the SDK,
+#: so patching the module attribute reaches every caller whatever its import style.
+_HOOKS: tuple[tuple[str, str, _wrappers.Wrapper], ...] = (
+    ("mcp.client.session", "ClientSession.__init__", _wrappers.session_init),
+    ("mcp.client.session", "ClientSession.__aenter__", _wrappers.session_aenter),
+    ("mcp.client.session", "ClientSession.__aexit__", _wrappers.session_aexit),
+    ("mcp.client.session", "ClientSession.send_request", _wrappers.send_request),
+    ("mcp.client.session", "ClientSession.call_tool", _wrappers.call_tool),
+    ("mcp.client.session", "ClientSession.validate_tool_result", _wrappers.validate_tool_result),
+    ("mcp.client.session", "ClientSession._on_notify", _wrappers.on_notify),
+    ("mcp.client.session", "ClientSession._on_request", _wrappers.on_request),
+    ("mcp.client.client", "Client.call_tool", _wrappers.client_call_tool),
+    (
+        "mcp.shared.jsonrpc_dispatcher",
+        "JSONRPCDispatcher.send_raw_request",
+        _wrappers.send_raw_request,
+    ),
+    (
+        "mcp.shared.direct_dispatcher",
+        "DirectDispatcher.send_raw_request",
+        _wrappers.send_raw_request,
+    ),
+    ("mcp.shared.jsonrpc_dispatcher", "otel_span", _wrappers.otel_span),
+    (
+        "mcp.shared.jsonrpc_dispatcher",
+        "JSONRPCDispatcher._dispatch_notification",
+        _wrappers.dispatch_notification,
+    ),
+    ("mcp.client.stdio", "_create_platform_compatible_process", _wrappers.stdio_process),
+    (
+        "mcp.client.streamable_http",
+        "StreamableHTTPTransport._handle_post_request",
+        _http.handle_post_request,
+    ),
+    ("mcp.client.streamable_http", "stream_within_origin", _http.stream_within_origin),
+)
+
+
+class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInstrumentor is untyped
+    """Instruments ``mcp`` client sessions; see the module documentation."""
+
+    def instrumentation_dependencies(self) -> Collection[str]:
+        """The supported ``mcp`` range (from :data:`otel_mcp_health.package._instruments`)."""
+        return _instruments
+
+    def _instrument(self, **kwargs: Any) -> None:
+        tracer = get_tracer(__name__, __version__, kwargs.get("tracer_provider"))
+        meter = get_meter(__name__, __version__, kwargs.get("meter_provider"))
+        _state.TELEMETRY = _state.Telemetry(
+            tracer=tracer,
+            operation_duration=meter.create_histogram(
+                A.METRIC_MCP_CLIENT_OPERATION_DURATION,
+                unit=_DURATION_UNIT,
+                description="Duration of an MCP request as observed by the client.",
+                explicit_bucket_boundaries_advisory=list(A.DURATION_BUCKETS),
+            ),
+            session_duration=meter.create_histogram(
+                A.METRIC_MCP_CLIENT_SESSION_DURATION,
+                unit=_DURATION_UNIT,
+                description="Duration of an MCP client session.",
+                explicit_bucket_boundaries_advisory=list(A.DURATION_BUCKETS),
+            ),
+            idle_window_s=_idle_window_from_env(),
+            digests=os.environ.get(OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_DIGEST, "true")
+            .strip()
+            .lower()
+            != "false",
+        )
+        for module, name, wrapper in _HOOKS:
+            wrap_function_wrapper(module, name, wrapper)
+
+    def _uninstrument(self, **kwargs: Any) -> None:
+        for module, name, _ in reversed(_HOOKS):
+            owner, _, attribute = f"{module}.{name}".rpartition(".")
+            unwrap(owner, attribute)
+        _state.TELEMETRY = None
+
+
+def _idle_window_from_env() -> float:
+    raw = os.environ.get(OTEL_INSTRUMENTATION_MCP_HEALTH_IDLE_WINDOW_S)
+    try:
+        value = float(raw) if raw is not None else DEFAULT_IDLE_WINDOW_S
+    except ValueError:
+        return DEFAULT_IDLE_WINDOW_S
+    return value if value > 0 and math.isfinite(value) else DEFAULT_IDLE_WINDOW_S
+
+
+def record_installed_tools(session: object, tools: Iterable[Any]) -> None:
+    """Report the tool definitions the application exposes to its agent (SPEC §3, ``registered``).
+
+    ``session`` is the ``ClientSession`` the tools came from, or anything with a ``.session``
+    attribute holding one (such as ``mcp.Client``). ``tools`` are ``mcp.types.Tool`` models or
+    JSON-shaped dicts with wire (camelCase) member names. The canonical digest is computed in memory
+    and an ``mcp_health.install`` span records it with the session key; the definitions themselves
+    are never exported. Never raises: if the instrumentation is not active, the session is unknown
+    or anything fails, it logs at debug level and returns.
+
+    .. versionadded:: 0.1.0
+    """
+    telemetry = _state.TELEMETRY
+    if telemetry is None or not is_instrumentation_enabled():
+        return
+    try:
+        _extract.installed_tools(telemetry, session, list(tools))
+    except Exception:
+        _logger.debug("mcp_health: record_installed_tools failed; ignored", exc_info=True)
+
+
+__all__ = ["McpHealthInstrumentor", "record_installed_tools"]

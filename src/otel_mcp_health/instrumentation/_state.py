@@ -1,0 +1,162 @@
+"""In-memory state of the instrumentation (private).
+
+Three kinds of state, all process-local and never exported as such:
+
+* :class:`Telemetry` -- the tracer, histograms and settings of the current ``instrument()`` call;
+  ``None`` while uninstrumented. Wrappers read it once per call, so ``uninstrument()`` turns every
+  installed hook into a pass-through even for sessions that are already open.
+* :class:`SessionState` -- one per client session, keyed weakly by the ``ClientSession`` *and* by
+  its dispatcher (the only objects every hook can reach). Holds the random session key, transport
+  identity, the negotiated version, the running ``tools/list`` traversal and the tools of the last
+  complete application discovery (for the call-time contract check of SPEC §3 rule 5).
+* Per-request records, handed between nested hooks through context variables:
+  :class:`RequestRecord` (one per JSON-RPC request, owns the one CLIENT span) and :class:`Slot`
+  (an outer wrapper -- ``call_tool`` or ``send_request`` -- that keeps the span open until it has
+  seen what happens *after* the dispatcher returned: result validation, output-schema check).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+import weakref
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry.metrics import Histogram
+from opentelemetry.trace import Span, Tracer
+
+#: Per-process key of the cursor hash: equal cursors hash equal inside one process, and a hash
+#: cannot be reversed or compared across processes.
+_CURSOR_KEY = secrets.token_bytes(32)
+
+
+def cursor_hash(cursor: str) -> str:
+    """Keyed hash of an opaque pagination cursor (HMAC-SHA256, 16 hex digits); never the cursor."""
+    return hmac.new(
+        _CURSOR_KEY, cursor.encode("utf-8", "surrogatepass"), hashlib.sha256
+    ).hexdigest()[:16]
+
+
+@dataclass(slots=True, kw_only=True)
+class Telemetry:
+    """What ``McpHealthInstrumentor.instrument()`` configured."""
+
+    tracer: Tracer
+    operation_duration: Histogram
+    session_duration: Histogram
+    idle_window_s: float
+    digests: bool
+
+
+#: Set by ``_instrument``, cleared by ``_uninstrument``.
+TELEMETRY: Telemetry | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class KnownTool:
+    """What the call-time contract check needs from one discovered tool (names only)."""
+
+    required: frozenset[str]
+    read_only: bool | None
+
+
+@dataclass(slots=True)
+class Traversal:
+    """An application ``tools/list`` traversal in progress (first page = request without cursor)."""
+
+    pages: int = 0
+    intact: bool = True
+    next_cursor_hash: str | None = None
+    seen_cursors: set[str] = field(default_factory=set)
+    tools: list[dict[str, Any]] = field(default_factory=list)
+
+
+#: A traversal longer than this stops collecting tool definitions (memory bound) and cannot
+#: produce a catalog digest; the page spans still carry their own facts.
+MAX_TRAVERSAL_PAGES = 1000
+
+
+@dataclass(slots=True, eq=False, kw_only=True)
+class SessionState:
+    """Everything the instrumentation remembers about one client session."""
+
+    key: str = field(default_factory=lambda: secrets.token_hex(8))
+    session_ref: weakref.ref[Any] | None = None
+    network_transport: str | None = None
+    server_address: str | None = None
+    server_port: int | None = None
+    session_id: str | None = None
+    protocol_version: str | None = None
+    server_name: str | None = None
+    server_version: str | None = None
+    started_ns: int | None = None
+    traversal: Traversal | None = None
+    known_tools: dict[str, KnownTool] | None = None
+    #: ``tools/call`` requests whose span is still open (weakly held: never keeps one alive).
+    open_calls: weakref.WeakSet[RequestRecord] = field(default_factory=weakref.WeakSet)
+
+    def current_protocol_version(self) -> str | None:
+        """The negotiated version: the session's own view first, then what the handshake said."""
+        session = self.session_ref() if self.session_ref is not None else None
+        version = getattr(session, "protocol_version", None)
+        return version if isinstance(version, str) else self.protocol_version
+
+
+#: Client dispatcher -> state. Server-side dispatchers are never in here, which is how every
+#: dispatcher hook tells a client request from a server-initiated one in the same process.
+DISPATCHERS: weakref.WeakKeyDictionary[Any, SessionState] = weakref.WeakKeyDictionary()
+#: ClientSession -> state (same object as its dispatcher's).
+SESSIONS: weakref.WeakKeyDictionary[Any, SessionState] = weakref.WeakKeyDictionary()
+
+
+@dataclass(slots=True, weakref_slot=True, eq=False, kw_only=True)
+class RequestRecord:
+    """Evidence about one outbound JSON-RPC request, gathered while its span is open."""
+
+    state: SessionState
+    method: str
+    span: Span
+    started: float = field(default_factory=time.perf_counter)
+    params: Any = None
+    request_id: str | None = None
+    tool_name: str | None = None
+    origin: str | None = None
+    recording: bool = True
+    #: The span belongs to an outer instrumentation of the same request: enrich, never end it.
+    borrowed: bool = False
+    sdk_span_entered: bool = False
+    ended: bool = False
+    # transport / authorization (HTTP hooks fill these in)
+    http_status: int | None = None
+    http_json_body: bool = False
+    transport_outcome: str | None = None
+    written: bool | None = None
+    # outcome
+    error_type: str | None = None
+    exception_type: str | None = None
+
+
+@dataclass(slots=True, eq=False)
+class Slot:
+    """An outer wrapper's claim on the span of the next matching request it causes."""
+
+    method: str | None
+    record: RequestRecord | None = None
+    output_schema_valid: bool | None = None
+    #: Evidence known before the request exists (call-time contract check), put on its span.
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+REQUEST: ContextVar[RequestRecord | None] = ContextVar("otel_mcp_health_request", default=None)
+SLOT: ContextVar[Slot | None] = ContextVar("otel_mcp_health_slot", default=None)
+#: True inside ``call_tool``: a ``tools/list`` issued there is the SDK's own (output-schema
+#: refresh, ``Client`` re-list), not an application discovery.
+INTERNAL: ContextVar[bool] = ContextVar("otel_mcp_health_internal", default=False)
+#: True in a context where ``stdio_client`` spawned a server process. ``stdio_client`` is the only
+#: SDK transport whose write stream is a plain anyio memory stream (the others use the SDK's
+#: context-carrying streams), so a session built in such a context over such a stream is a pipe.
+STDIO_SPAWNED: ContextVar[bool] = ContextVar("otel_mcp_health_stdio", default=False)

@@ -1,0 +1,23 @@
+"""The integration suite's server as a stdio subprocess (``python stdio_server.py``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+from mcp.server.stdio import stdio_server
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from mcp_health_servers import build_server
+
+
+async def main() -> None:
+    server = build_server()
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+if __name__ == "__main__":
+    anyio.run(main)
