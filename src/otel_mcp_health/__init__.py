@@ -5,27 +5,48 @@ The package has three parts:
 * a pure core (:mod:`otel_mcp_health.core`): evidence records, the canonical catalog digest and
   the three classifiers (catalog convergence, the five-layer call test, the session contract);
 * the instrumentation (:class:`McpHealthInstrumentor`), which records small, safe evidence on
-  the MCP client's spans;
+  the MCP client's spans, and the outcome verifiers (:func:`register_verifier`);
 * the span processor, which turns that evidence into verdicts on exported spans and metrics.
 
-See README.md for the quick start.
+The public names below are imported lazily (PEP 562), so ``import otel_mcp_health.core`` never
+loads OpenTelemetry: the core stays usable, and testable, on its own. See README.md.
 """
 
 from __future__ import annotations
 
-from otel_mcp_health.instrumentation import McpHealthInstrumentor, record_installed_tools
-from otel_mcp_health.verifiers import (
-    CallContext,
-    Receipt,
-    file_digest,
-    from_callable,
-    http_status,
-    outcome_not_required,
-    register_verifier,
-    sqlite_row,
-    unregister_verifier,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from otel_mcp_health.version import __version__
+
+if TYPE_CHECKING:
+    from otel_mcp_health.instrumentation import McpHealthInstrumentor, record_installed_tools
+    from otel_mcp_health.verifiers import (
+        CallContext,
+        Receipt,
+        file_digest,
+        from_callable,
+        http_status,
+        outcome_not_required,
+        register_verifier,
+        sqlite_row,
+        unregister_verifier,
+    )
+
+#: Public name → module that defines it.
+_EXPORTS: dict[str, str] = {
+    "McpHealthInstrumentor": "otel_mcp_health.instrumentation",
+    "record_installed_tools": "otel_mcp_health.instrumentation",
+    "CallContext": "otel_mcp_health.verifiers",
+    "Receipt": "otel_mcp_health.verifiers",
+    "file_digest": "otel_mcp_health.verifiers",
+    "from_callable": "otel_mcp_health.verifiers",
+    "http_status": "otel_mcp_health.verifiers",
+    "outcome_not_required": "otel_mcp_health.verifiers",
+    "register_verifier": "otel_mcp_health.verifiers",
+    "sqlite_row": "otel_mcp_health.verifiers",
+    "unregister_verifier": "otel_mcp_health.verifiers",
+}
 
 __all__ = [
     "CallContext",
@@ -41,3 +62,13 @@ __all__ = [
     "sqlite_row",
     "unregister_verifier",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module 'otel_mcp_health' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
