@@ -132,11 +132,16 @@ OUTCOME_METHOD: Final = "mcp_health.outcome.method"
 OUTCOME_RESULT: Final = "mcp_health.outcome.result"
 OUTCOME_CONFIDENCE: Final = "mcp_health.outcome.confidence"
 OUTCOME_DURATION_S: Final = "mcp_health.outcome.duration_s"
+#: Short code of a failed or inconclusive receipt (``file_absent``, ``verifier_timeout``...).
+OUTCOME_REASON: Final = "mcp_health.outcome.reason"
 # Reconciliation after silence (SPEC §5 rule 4): was the side effect committed at the destination?
 #: ``True`` = committed, ``False`` = confirmed absent; on a ``tools/call`` span of the same tool.
 EFFECT_OBSERVED: Final = "mcp_health.effect.observed"
 #: ``destination_query`` or ``idempotency_key``.
 EFFECT_METHOD: Final = "mcp_health.effect.method"
+#: INTERNAL span emitted by ``report_reconciliation``: ``SESSION_KEY``, ``GEN_AI_TOOL_NAME``,
+#: ``EFFECT_OBSERVED``/``EFFECT_METHOD`` (and a receipt), linked to the silent call's span.
+RECONCILE_SPAN_NAME: Final = "mcp_health.reconcile"
 
 # Session end: an INTERNAL span (``SESSION_KEY`` set) that tells the processor to release the
 # session's state at once instead of waiting for idle expiry.

@@ -92,7 +92,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
@@ -107,7 +107,7 @@ from otel_mcp_health.environment_variables import (
     OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_DIGEST,
     OTEL_INSTRUMENTATION_MCP_HEALTH_IDLE_WINDOW_S,
 )
-from otel_mcp_health.instrumentation import _extract, _http, _state, _wrappers
+from otel_mcp_health.instrumentation import _extract, _http, _outcomes, _state, _wrappers
 from otel_mcp_health.package import _instruments
 from otel_mcp_health.version import __version__
 
@@ -193,6 +193,7 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
             owner, _, attribute = f"{module}.{name}".rpartition(".")
             unwrap(owner, attribute)
         _state.TELEMETRY = None
+        _outcomes.reset()
 
 
 def _idle_window_from_env() -> float:
@@ -225,4 +226,48 @@ def record_installed_tools(session: object, tools: Iterable[Any]) -> None:
         _logger.debug("mcp_health: record_installed_tools failed; ignored", exc_info=True)
 
 
-__all__ = ["McpHealthInstrumentor", "record_installed_tools"]
+def report_reconciliation(
+    session: object,
+    tool_name: str,
+    *,
+    committed: bool,
+    method: str = "destination_query",
+    arguments: Mapping[str, Any] | None = None,
+) -> bool:
+    """Report what reconciliation found after a silent call (SPEC §5 rule 4).
+
+    After a ``tools/call`` of a side-effecting tool timed out or lost its connection, its verdict
+    is ``effect_unknown`` and a retry with the same arguments is flagged. Query the destination
+    (``method="destination_query"``) or look the operation up by its idempotency key
+    (``"idempotency_key"``), then report whether the effect was ``committed``:
+
+    * ``committed=False``: the effect is confirmed absent; the call becomes ``tool_failed`` with
+      next action ``retry_within_budget`` (now safe to retry).
+    * ``committed=True``: the tool ran and only its answer was lost; the tool's outcome verifier
+      (when one is registered and ``arguments`` are given) judges the destination, giving
+      ``healthy``, ``false_success`` or, without a verifier, ``unverified``.
+
+    ``session`` is the ``ClientSession`` (or an ``mcp.Client``); ``arguments``, when given, select
+    the call with equal arguments (otherwise the latest silent call of ``tool_name``); they stay
+    in memory. An ``mcp_health.reconcile`` span linked to the silent call carries the finding and,
+    from the processor, the call's new verdict. Returns whether an unreconciled call was found.
+    Never raises.
+
+    .. versionadded:: 0.1.0
+    """
+    telemetry = _state.TELEMETRY
+    if telemetry is None:
+        return False
+    try:
+        state = _outcomes.session_state(session)
+        if state is None:
+            return False
+        return _outcomes.reconcile(
+            telemetry, state, tool_name, committed=committed, method=method, arguments=arguments
+        )
+    except Exception:
+        _logger.debug("mcp_health: report_reconciliation failed; ignored", exc_info=True)
+        return False
+
+
+__all__ = ["McpHealthInstrumentor", "record_installed_tools", "report_reconciliation"]

@@ -542,7 +542,7 @@ def finish(telemetry: Telemetry, record: RequestRecord) -> None:
             span.set_status(Status(StatusCode.ERROR))
         if record.exception_type is not None:
             span.add_event(A.EXCEPTION_EVENT, {A.EXCEPTION_TYPE: record.exception_type})
-    if not record.borrowed:
+    if not record.borrowed and not record.end_deferred:
         span.end()
     metric: dict[str, Any] = {A.MCP_METHOD_NAME: record.method}
     metric.update(_connection_attributes(record.state))
@@ -552,6 +552,8 @@ def finish(telemetry: Telemetry, record: RequestRecord) -> None:
         metric[A.GEN_AI_TOOL_NAME] = record.tool_name
         metric[A.GEN_AI_OPERATION_NAME] = A.GEN_AI_OPERATION_EXECUTE_TOOL
     telemetry.operation_duration.record(time.perf_counter() - record.started, metric)
+    if record.on_finished is not None:
+        record.on_finished()  # e.g. start the outcome verifier that will end the span
 
 
 # ----------------------------------------------------------------------------------------------

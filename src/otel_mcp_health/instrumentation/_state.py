@@ -22,6 +22,7 @@ import hmac
 import secrets
 import time
 import weakref
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -138,6 +139,9 @@ class RequestRecord:
     # outcome
     error_type: str | None = None
     exception_type: str | None = None
+    #: An outcome verifier owns the span's end (``finish`` leaves it open and starts it).
+    end_deferred: bool = False
+    on_finished: Callable[[], None] | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -149,6 +153,8 @@ class Slot:
     output_schema_valid: bool | None = None
     #: Evidence known before the request exists (call-time contract check), put on its span.
     attributes: dict[str, Any] = field(default_factory=dict)
+    #: Keyed digest of the call's arguments (retry correlation; in memory only).
+    argument_digest: str | None = None
 
 
 REQUEST: ContextVar[RequestRecord | None] = ContextVar("otel_mcp_health_request", default=None)

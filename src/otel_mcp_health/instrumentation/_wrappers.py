@@ -31,7 +31,7 @@ from opentelemetry import trace
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health.instrumentation import _extract, _state
+from otel_mcp_health.instrumentation import _extract, _outcomes, _state
 from otel_mcp_health.instrumentation._state import RequestRecord, Slot, Telemetry
 
 _logger = logging.getLogger(__name__)
@@ -277,16 +277,21 @@ async def call_tool(
     name = args[0] if args else kwargs.get("name")
     arguments = args[1] if len(args) > 1 else kwargs.get("arguments")
     _fenced("contract check", _extract.before_call, state, slot, name, arguments)
+    _fenced("retry check", _outcomes.before_call, state, slot, name, arguments)
     slot_token = _state.SLOT.set(slot)
     internal_token = _state.INTERNAL.set(True)
     try:
         result = await wrapped(*args, **kwargs)
     except BaseException as exc:
         _finish_slot(telemetry, slot, exc)
+        if slot.record is not None:
+            _fenced("unreconciled", _outcomes.after_failure, slot.record, slot, name)
         raise
     finally:
         _state.INTERNAL.reset(internal_token)
         _state.SLOT.reset(slot_token)
+    if slot.record is not None:
+        _fenced("outcome", _outcomes.after_success, slot.record, slot, name, arguments, result)
     _finish_slot(telemetry, slot, None)
     return result
 

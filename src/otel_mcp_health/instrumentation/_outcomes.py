@@ -1,0 +1,260 @@
+"""Outcome receipts and effect reconciliation for ``tools/call`` spans (private).
+
+Two pieces of SPEC §4 to §6 that need the call's *arguments* and *result*, which only the
+instrumentation holds (in memory; nothing of either is exported):
+
+* **Outcome verifiers.** After a call that returned without ``isError`` (and whose output passed
+  its schema), the verifier chosen for the tool (:func:`otel_mcp_health.register_verifier`) runs on
+  a small worker pool. The ``tools/call`` span stays open until the receipt arrives (or the
+  verifier's timeout fires), then carries ``mcp_health.outcome.*`` and ends. The application's
+  ``call_tool`` returns first: a verifier never delays, changes or breaks the call.
+* **Reconciliation and retries.** A call that went silent (timeout, or a lost connection / reset /
+  process exit after the request may have been written) on a tool not known to be read-only is
+  remembered as *unreconciled*, keyed by session, tool and a keyed digest of the arguments
+  (HMAC with a per-process random key: it stays in memory and is never exported). A later call
+  with the same key is flagged ``mcp_health.retry.unreconciled`` on its span.
+  :func:`report_reconciliation` records what a destination query or idempotency-key lookup found
+  as an ``mcp_health.reconcile`` span linked to the silent call, so the processor can move that
+  call's verdict (SPEC §5 rule 4), and lifts the retry block.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import secrets
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from opentelemetry.trace import Link, Span, SpanContext, SpanKind
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED, SILENT_TRANSPORT_OUTCOMES
+from otel_mcp_health.instrumentation import _state
+from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, Slot, Telemetry
+from otel_mcp_health.verifiers import CallContext, Receipt, Verifier, VerifierRunner, verifier_for
+
+_logger = logging.getLogger(__name__)
+
+#: Per-process key of the argument digests: equal arguments match inside one process only.
+_ARGUMENT_KEY: Final = secrets.token_bytes(32)
+#: Unreconciled silent calls remembered at once (oldest forgotten first).
+MAX_UNRECONCILED: Final = 4096
+_SILENT: Final = frozenset(outcome.value for outcome in SILENT_TRANSPORT_OUTCOMES)
+
+
+def argument_digest(arguments: Any) -> str:
+    """Keyed digest of a call's arguments, for retry correlation in memory (never exported)."""
+    try:
+        text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=repr)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(arguments)
+    data = text.encode("utf-8", "surrogatepass")
+    return hmac.new(_ARGUMENT_KEY, data, hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Unreconciled:
+    """A silent call on a side-effecting tool: its span, to link the reconciliation to."""
+
+    span_context: SpanContext
+    tool: str
+
+
+_Key = tuple[str, str, str]
+_lock = threading.Lock()
+_unreconciled: OrderedDict[_Key, Unreconciled] = OrderedDict()
+_runner: VerifierRunner | None = None
+
+
+def _verifier_runner() -> VerifierRunner:
+    global _runner  # noqa: PLW0603 - one lazily created pool per process
+    with _lock:
+        if _runner is None:
+            _runner = VerifierRunner()
+        return _runner
+
+
+def reset() -> None:
+    """Forget every unreconciled call (``uninstrument`` and tests)."""
+    with _lock:
+        _unreconciled.clear()
+
+
+# ----------------------------------------------------------------------------------------------
+# Hooks called by the ``call_tool`` wrapper (each inside its own fence)
+# ----------------------------------------------------------------------------------------------
+def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> None:
+    """Remember the argument digest; flag a retry of a call whose effect is still unknown."""
+    if not isinstance(name, str):
+        return
+    slot.argument_digest = argument_digest(arguments)
+    with _lock:
+        pending = (state.key, name, slot.argument_digest) in _unreconciled
+    if pending:
+        slot.attributes[A.RETRY_UNRECONCILED] = True
+
+
+def _read_only(state: SessionState, name: str) -> bool | None:
+    known = state.known_tools.get(name) if state.known_tools is not None else None
+    return known.read_only if known is not None else None
+
+
+def after_failure(record: RequestRecord, slot: Slot, name: Any) -> None:
+    """A call raised: if it went silent on a side-effecting tool, block retries until reconciled.
+
+    Silence = a timeout, or a lost connection / reset / process exit unless the request is known
+    not to have been written (SPEC §5 rule 4; annotations are hints, absent = side effect).
+    """
+    if not isinstance(name, str) or slot.argument_digest is None:
+        return
+    silent = record.error_type == A.ERROR_TYPE_TIMEOUT or (
+        record.transport_outcome in _SILENT and record.written is not False
+    )
+    if not silent or _read_only(record.state, name) is True:
+        return
+    key = (record.state.key, name, slot.argument_digest)
+    with _lock:
+        _unreconciled[key] = Unreconciled(record.span.get_span_context(), name)
+        _unreconciled.move_to_end(key)
+        while len(_unreconciled) > MAX_UNRECONCILED:
+            _unreconciled.popitem(last=False)
+
+
+def _context(name: str, arguments: Any, result: Any) -> CallContext:
+    structured = getattr(result, "structured_content", None)
+    texts = [getattr(block, "text", None) for block in getattr(result, "content", None) or ()]
+    return CallContext(
+        tool=name,
+        arguments=arguments if isinstance(arguments, Mapping) else {},
+        result=result,
+        structured=structured if isinstance(structured, Mapping) else {},
+        text="\n".join(t for t in texts if isinstance(t, str)),
+    )
+
+
+def receipt_attributes(receipt: Receipt, duration_s: float) -> dict[str, Any]:
+    """The exported part of a receipt: method, result, confidence, duration; no values."""
+    attrs: dict[str, Any] = {
+        A.OUTCOME_METHOD: receipt.method,
+        A.OUTCOME_RESULT: receipt.result.value,
+        A.OUTCOME_DURATION_S: duration_s,
+    }
+    if receipt.confidence is not None:
+        attrs[A.OUTCOME_CONFIDENCE] = float(receipt.confidence)
+    if receipt.reason is not None:
+        attrs[A.OUTCOME_REASON] = receipt.reason
+    return attrs
+
+
+def after_success(
+    record: RequestRecord, slot: Slot, name: Any, arguments: Any, result: Any
+) -> None:
+    """A call returned: apply the tool's outcome policy, or arrange for its verifier.
+
+    Runs before the span ends. With a verifier, the span's end is handed to the receipt
+    (``record.end_deferred``): ``finish`` records the call's evidence and duration, then starts
+    the verifier, whose receipt callback sets the outcome and ends the span.
+    """
+    if not isinstance(name, str) or not record.recording or record.borrowed:
+        return
+    policy = verifier_for(name)
+    if policy is None:
+        return
+    if policy == OUTCOME_NOT_REQUIRED:
+        record.span.set_attribute(A.OUTCOME_METHOD, OUTCOME_NOT_REQUIRED)
+        return
+    if not isinstance(policy, Verifier):
+        return
+    if getattr(result, "is_error", True) is not False or slot.output_schema_valid is False:
+        return  # the execution layer failed: there is no promised artefact to verify
+    call = _context(name, arguments, result)
+    span = record.span
+
+    def start() -> None:  # called by ``finish`` once the call's own evidence is on the span
+        try:
+            _verify_then_end(span, policy, call)
+        except Exception:  # could not start a thread: never leave the span open
+            span.end()
+            raise
+
+    record.on_finished = start
+    record.end_deferred = True  # last: if anything above failed, the span ends as usual
+
+
+# ----------------------------------------------------------------------------------------------
+# Public API: report what reconciliation found
+# ----------------------------------------------------------------------------------------------
+def reconcile(
+    telemetry: Telemetry,
+    state: SessionState,
+    tool_name: str,
+    *,
+    committed: bool,
+    method: str,
+    arguments: Any,
+) -> bool:
+    """Record a reconciliation for the latest unreconciled silent call of ``tool_name``.
+
+    With ``arguments``, only a call with equal arguments matches. Emits an INTERNAL
+    ``mcp_health.reconcile`` span linked to the silent call; when the effect is confirmed and
+    the tool has a verifier, the verifier judges the destination like after a completed call
+    (its receipt goes on that span). Returns whether a silent call was found.
+    """
+    digest = argument_digest(arguments) if arguments is not None else None
+    with _lock:
+        keys = [
+            key
+            for key in _unreconciled
+            if key[0] == state.key and key[1] == tool_name and digest in (None, key[2])
+        ]
+        if not keys:
+            return False
+        found = _unreconciled.pop(keys[-1])
+    attrs: dict[str, Any] = {
+        A.SESSION_KEY: state.key,
+        A.GEN_AI_TOOL_NAME: tool_name,
+        A.EFFECT_OBSERVED: committed,
+        A.EFFECT_METHOD: method,
+    }
+    span = telemetry.tracer.start_span(
+        A.RECONCILE_SPAN_NAME,
+        kind=SpanKind.INTERNAL,
+        attributes=attrs,
+        links=[Link(found.span_context)],
+    )
+    policy = verifier_for(tool_name)
+    if committed and policy == OUTCOME_NOT_REQUIRED:
+        span.set_attribute(A.OUTCOME_METHOD, OUTCOME_NOT_REQUIRED)
+    if committed and isinstance(policy, Verifier) and arguments is not None:
+        _verify_then_end(span, policy, _context(tool_name, arguments, None))
+    else:
+        span.end()
+    return True
+
+
+def _verify_then_end(span: Span, verifier: Verifier, call: CallContext) -> None:
+    def deliver(receipt: Receipt, duration_s: float) -> None:
+        try:
+            span.set_attributes(receipt_attributes(receipt, duration_s))
+        finally:
+            span.end()
+
+    _verifier_runner().submit(verifier, call, deliver)
+
+
+def session_state(target: Any) -> SessionState | None:
+    """The state of a ``ClientSession``, or of an object with a ``.session`` (``mcp.Client``)."""
+    for candidate in (target, getattr(target, "session", None)):
+        try:
+            state = _state.SESSIONS.get(candidate)
+        except TypeError:  # unhashable: not a session
+            continue
+        if state is not None:
+            return state
+    return None
