@@ -20,7 +20,12 @@ from typing import TYPE_CHECKING, Any
 from otel_mcp_health.version import __version__
 
 if TYPE_CHECKING:
-    from otel_mcp_health.instrumentation import McpHealthInstrumentor, record_installed_tools
+    from otel_mcp_health.instrumentation import (
+        McpHealthInstrumentor,
+        record_installed_tools,
+        report_reconciliation,
+    )
+    from otel_mcp_health.processor import McpHealthSpanProcessor
     from otel_mcp_health.verifiers import (
         CallContext,
         Receipt,
@@ -37,6 +42,8 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "McpHealthInstrumentor": "otel_mcp_health.instrumentation",
     "record_installed_tools": "otel_mcp_health.instrumentation",
+    "report_reconciliation": "otel_mcp_health.instrumentation",
+    "McpHealthSpanProcessor": "otel_mcp_health.processor",
     "CallContext": "otel_mcp_health.verifiers",
     "Receipt": "otel_mcp_health.verifiers",
     "file_digest": "otel_mcp_health.verifiers",
@@ -51,6 +58,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "CallContext",
     "McpHealthInstrumentor",
+    "McpHealthSpanProcessor",
     "Receipt",
     "__version__",
     "file_digest",
@@ -59,6 +67,7 @@ __all__ = [
     "outcome_not_required",
     "record_installed_tools",
     "register_verifier",
+    "report_reconciliation",
     "sqlite_row",
     "unregister_verifier",
 ]

@@ -29,7 +29,9 @@ OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_DIGEST: Final = (
 
 ``true`` (default) computes the canonical digest of every ``tools/list`` page and of every
 completed traversal. ``false`` skips the digests (cursor-chain facts and tool counts are still
-recorded); the catalog verdict then cannot detect a client/server mismatch by digest.
+recorded). Without digests no catalog can be shown to match what the client exposes, so every
+catalog verdict becomes ``unverifiable`` (``digest_unavailable``) and every call at best
+``stale_catalog``: missing evidence is never green. Use it only to measure the digest's cost.
 """
 
 DEFAULT_IDLE_WINDOW_S: Final = 30.0

@@ -164,6 +164,12 @@ def begin_request(
     elif method == "tools/list":
         origin = A.ORIGIN_INTERNAL if _state.INTERNAL.get() else A.ORIGIN_APPLICATION
         attrs[A.EVIDENCE_ORIGIN] = origin
+        # Known before the answer, so that a page that fails keeps its place in the chain.
+        cursor = params.get("cursor")
+        if isinstance(cursor, str):
+            attrs[A.CATALOG_PAGE_CURSOR_HASH] = cursor_hash(cursor)
+        else:
+            attrs[A.CATALOG_PAGE_INDEX] = 0
     elif method in _HANDSHAKE_METHODS:
         attrs[A.SESSION_ERA] = _HANDSHAKE_METHODS[method].value
         requested = _requested_version(method, params)
@@ -452,6 +458,8 @@ def on_error(record: RequestRecord, exc: BaseException) -> None:
     if code == _REQUEST_TIMEOUT:
         attrs[A.CALL_TIMED_OUT] = True
         record.written = True if record.written is None else record.written
+        if record.transport_outcome is None:  # delivered; only the answer did not come in time
+            record.transport_outcome = TransportOutcome.OK.value
         record.error_type = A.ERROR_TYPE_TIMEOUT
     elif code == _CONNECTION_CLOSED:
         if not record.sdk_span_entered and record.written is None and record.http_status is None:

@@ -1,0 +1,257 @@
+"""Bounded per-session state of the span processor (private).
+
+Catalog convergence and the session contract judge a *sequence* of spans: the handshake, the
+``tools/list`` pages of each traversal, ``list_changed`` signals, installs, earlier calls. The
+processor keeps, per session key, only what the core classifiers need to judge the next span:
+
+* the handshake evidence of the session (the latest successful ``initialize``/``server/discover``);
+* at most two traversals: the latest one started (possibly unfinished) and the last complete one
+  (the only two :func:`otel_mcp_health.core.catalog.classify_catalog` ever looks at), each capped
+  at :data:`MAX_PAGES` pages;
+* the latest ``list_changed`` arrival, and the first signal not yet followed by a converged
+  catalog (for the convergence-lag histogram);
+* the client digest of the latest install, the call-time contract findings since the last
+  complete traversal, and the last authorization failure (cleared by the next authorized
+  success).
+
+Silent calls awaiting reconciliation (:class:`SilentCalls`) and open incidents (:class:`Incidents`)
+are kept by the processor rather than per session: a reconciliation or a healthy call often comes
+after the session that failed has closed.
+
+Everything is bounded: a session holds a fixed number of small records, the store holds at most
+``max_sessions`` sessions (least recently used evicted first) and forgets a session idle for longer
+than ``idle_ns`` (span timestamps, so tests are deterministic). A session is released when its
+``mcp_health.session.end`` span has arrived and none of its ``tools/call`` spans is still open (a
+call span may end after its session: it waits for the outcome verifier's receipt). The store is not
+thread-safe by itself: the processor holds its lock around every use.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from otel_mcp_health.core.catalog import chain_defect
+from otel_mcp_health.core.evidence import (
+    AuthorizationEvidence,
+    CallEvidence,
+    CatalogEvidence,
+    Discovery,
+    HandshakeEvidence,
+    Page,
+    RefreshPolicy,
+    ToolCallCheck,
+)
+from otel_mcp_health.core.vocabulary import CatalogVerdict
+
+#: Pages kept per traversal. A longer traversal keeps its first pages and is judged ``incomplete``
+#: (the last kept page still has a ``nextCursor``), which is never green.
+MAX_PAGES = 1024
+#: Call-time contract findings kept per session (the first of each kind decides the verdict).
+MAX_FINDINGS = 8
+#: Silent calls (``effect_unknown``) kept by the processor, awaiting their reconciliation span.
+MAX_SILENT = 4096
+#: Open incident keys kept by the processor.
+MAX_INCIDENTS = 4096
+
+
+@dataclass(slots=True, eq=False)
+class Traversal:
+    """A ``tools/list`` traversal assembled from application page spans."""
+
+    started_at: int | None
+    pages: list[Page] = field(default_factory=list)
+    completed_at: int | None = None
+    digest: str | None = None
+    digest_error: str | None = None
+
+    def discovery(self) -> Discovery:
+        """The traversal as a core :class:`Discovery`."""
+        return Discovery(
+            started_at=self.started_at,
+            completed_at=self.completed_at,
+            pages=tuple(self.pages),
+            digest=self.digest,
+            digest_error=self.digest_error,
+        )
+
+
+@dataclass(slots=True, eq=False)
+class Session:
+    """What the processor remembers about one MCP client session."""
+
+    key: str
+    last_seen: int
+    server: str | None = None
+    handshake: HandshakeEvidence | None = None
+    latest: Traversal | None = None
+    complete: Discovery | None = None
+    last_signal: int | None = None
+    pending_signal: int | None = None
+    client_digest: str | None = None
+    findings: tuple[ToolCallCheck, ...] = ()
+    auth_failure: AuthorizationEvidence | None = None
+    #: The session's end span arrived; released when its last open call span ends.
+    closing: bool = False
+
+    # -- catalog -------------------------------------------------------------------------------
+    def add_page(
+        self,
+        page: Page,
+        *,
+        first: bool,
+        started_at: int | None,
+        ended_at: int | None,
+        digest: str | None,
+        digest_error: str | None,
+    ) -> bool:
+        """Add an application page; return whether it ended its traversal (complete or not).
+
+        A first page (index 0, no cursor) starts a traversal; a later page joins the latest one.
+        """
+        traversal = self.latest
+        if first or traversal is None:
+            traversal = Traversal(started_at=started_at)
+            self.latest = traversal
+        if len(traversal.pages) < MAX_PAGES:
+            traversal.pages.append(page)
+        final = page.failed or page.next_cursor is None
+        if page.next_cursor is None and not page.failed:
+            traversal.completed_at = ended_at
+            traversal.digest = digest
+            traversal.digest_error = digest_error
+            discovery = traversal.discovery()
+            if chain_defect(discovery) is None:
+                self.complete = discovery
+                self.findings = ()  # earlier findings were checked against an older catalog
+        return final
+
+    def add_signal(self, at: int) -> None:
+        """A ``notifications/tools/list_changed`` arrived at ``at``."""
+        self.last_signal = at if self.last_signal is None else max(self.last_signal, at)
+        if self.pending_signal is None:
+            self.pending_signal = at
+
+    def add_finding(self, finding: ToolCallCheck) -> None:
+        """Keep a call-time contract finding (bounded)."""
+        if len(self.findings) < MAX_FINDINGS:
+            self.findings = (*self.findings, finding)
+
+    def catalog(self, now: int | None, max_age_s: float) -> CatalogEvidence:
+        """The session's catalog evidence at ``now`` (SPEC §3, EVIDENCE.md ``catalog``)."""
+        discoveries: tuple[Discovery, ...] = () if self.complete is None else (self.complete,)
+        latest = self.latest.discovery() if self.latest is not None else None
+        if latest is not None and latest != self.complete:
+            discoveries = (*discoveries, latest)
+        capabilities = self.handshake.capabilities if self.handshake is not None else None
+        tools = capabilities.get("tools") if capabilities is not None else None
+        list_changed = tools.get("listChanged") is True if isinstance(tools, dict) else None
+        return CatalogEvidence(
+            list_changed=list_changed,
+            refresh_policy=RefreshPolicy(max_age_seconds=max_age_s),
+            now=now,
+            notifications=(self.last_signal,) if self.last_signal is not None else (),
+            discoveries=discoveries,
+            client_digest=self.client_digest,
+            tool_calls=self.findings,
+        )
+
+
+class SessionStore:
+    """Sessions by key: LRU-bounded, idle-expiring, released on session end."""
+
+    def __init__(self, *, max_sessions: int, idle_ns: int) -> None:
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._max = max_sessions
+        self._idle_ns = idle_ns
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def touch(self, key: str, now: int) -> Session:
+        """The session for ``key`` (created when new), marked as used at ``now``."""
+        session = self._sessions.get(key)
+        if session is not None:
+            self._sessions.move_to_end(key)
+            session.last_seen = max(session.last_seen, now)
+            return session
+        self._expire(now)
+        session = Session(key=key, last_seen=now)
+        self._sessions[key] = session
+        while len(self._sessions) > self._max:
+            self._sessions.popitem(last=False)
+        return session
+
+    def _expire(self, now: int) -> None:
+        horizon = now - self._idle_ns
+        while self._sessions:
+            oldest = next(iter(self._sessions.values()))
+            if oldest.last_seen >= horizon:
+                return
+            self._sessions.popitem(last=False)
+
+    def release(self, key: str) -> None:
+        """Forget a closed session."""
+        self._sessions.pop(key, None)
+
+    def clear(self) -> None:
+        """Forget everything (shutdown)."""
+        self._sessions.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class SilentCall:
+    """A call judged ``effect_unknown``, as its reconciliation will need it again."""
+
+    call: CallEvidence
+    handshake: HandshakeEvidence | None
+    catalog_verdict: CatalogVerdict
+
+
+class SilentCalls:
+    """Silent calls by span id (the ``mcp_health.reconcile`` span links to one), bounded LRU."""
+
+    def __init__(self, capacity: int = MAX_SILENT) -> None:
+        self._calls: OrderedDict[int, SilentCall] = OrderedDict()
+        self._capacity = capacity
+
+    def remember(self, span_id: int, silent: SilentCall) -> None:
+        """Keep a silent call until its reconciliation (the oldest is forgotten first)."""
+        self._calls[span_id] = silent
+        while len(self._calls) > self._capacity:
+            self._calls.popitem(last=False)
+
+    def take(self, span_id: int) -> SilentCall | None:
+        """The silent call a reconciliation links to (forgotten once taken)."""
+        return self._calls.pop(span_id, None)
+
+    def clear(self) -> None:
+        """Forget everything (shutdown)."""
+        self._calls.clear()
+
+
+class Incidents:
+    """Open incident keys (SPEC §6), bounded LRU, cleared per server on a healthy call."""
+
+    def __init__(self, capacity: int = MAX_INCIDENTS) -> None:
+        self._open: OrderedDict[str, str] = OrderedDict()
+        self._capacity = capacity
+
+    def open(self, key: str, server: str) -> bool:
+        """Record an incident; return ``True`` when it is new (not already open)."""
+        if key in self._open:
+            self._open.move_to_end(key)
+            return False
+        self._open[key] = server
+        while len(self._open) > self._capacity:
+            self._open.popitem(last=False)
+        return True
+
+    def clear_server(self, server: str) -> None:
+        """A call to ``server`` passed every layer, outcome included: its incidents clear."""
+        for key in [k for k, s in self._open.items() if s == server]:
+            del self._open[key]
+
+    def clear(self) -> None:
+        """Forget everything (shutdown)."""
+        self._open.clear()

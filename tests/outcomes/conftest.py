@@ -1,0 +1,55 @@
+"""Fixtures of the outcome suite: real destinations, the destination MCP server, the pipeline."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+for path in (HERE, HERE.parent / "processor", HERE.parent / "integration"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from destinations import PublishTarget  # noqa: E402
+from processor_helpers import Pipeline  # noqa: E402
+
+from otel_mcp_health.verifiers import clear_verifiers  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def instrumented() -> Iterator[Pipeline]:
+    """The processor pipeline with the MCP client instrumented into it."""
+    from otel_mcp_health.instrumentation import McpHealthInstrumentor
+
+    pipeline = Pipeline.build()
+    instrumentor = McpHealthInstrumentor()
+    instrumentor.instrument(tracer_provider=pipeline.provider, meter_provider=pipeline.meters)
+    try:
+        yield pipeline
+    finally:
+        instrumentor.uninstrument()
+        clear_verifiers()
+        pipeline.provider.shutdown()
+
+
+@pytest.fixture
+def database(tmp_path: Path) -> Path:
+    path = tmp_path / "tickets.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("create table tickets (id text primary key, version integer)")
+    return path
+
+
+@pytest.fixture
+def publish_target() -> Iterator[PublishTarget]:
+    with PublishTarget().running() as target:
+        yield target

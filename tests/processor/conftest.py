@@ -1,0 +1,47 @@
+"""Fixtures of the processor suite: a real OpenTelemetry pipeline with the processor in front.
+
+``pipeline`` is a ``TracerProvider`` whose only span processor is :class:`McpHealthSpanProcessor`
+wrapping ``SimpleSpanProcessor(InMemorySpanExporter())``, plus an in-memory metric reader. The
+``instrumented`` fixture adds the real MCP instrumentation on top, for scenarios with real servers.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+INTEGRATION = HERE.parent / "integration"
+for path in (HERE, INTEGRATION):  # helper modules and the integration suite's real servers
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from processor_helpers import Pipeline  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def pipeline() -> Iterator[Pipeline]:
+    built = Pipeline.build()
+    yield built
+    built.provider.shutdown()
+
+
+@pytest.fixture
+def instrumented(pipeline: Pipeline) -> Iterator[Pipeline]:
+    """``pipeline`` with the MCP client instrumented into it (uninstrumented afterwards)."""
+    from otel_mcp_health.instrumentation import McpHealthInstrumentor
+
+    instrumentor = McpHealthInstrumentor()
+    instrumentor.instrument(tracer_provider=pipeline.provider, meter_provider=pipeline.meters)
+    try:
+        yield pipeline
+    finally:
+        instrumentor.uninstrument()
