@@ -22,6 +22,7 @@ from otel_mcp_health.version import __version__
 if TYPE_CHECKING:
     from otel_mcp_health.instrumentation import (
         McpHealthInstrumentor,
+        flush_receipts,
         record_installed_tools,
         report_reconciliation,
     )
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 _EXPORTS: dict[str, str] = {
     "McpHealthInstrumentor": "otel_mcp_health.instrumentation",
     "record_installed_tools": "otel_mcp_health.instrumentation",
+    "flush_receipts": "otel_mcp_health.instrumentation",
     "report_reconciliation": "otel_mcp_health.instrumentation",
     "McpHealthSpanProcessor": "otel_mcp_health.processor",
     "CallContext": "otel_mcp_health.verifiers",
@@ -62,6 +64,7 @@ __all__ = [
     "Receipt",
     "__version__",
     "file_digest",
+    "flush_receipts",
     "from_callable",
     "http_status",
     "outcome_not_required",

@@ -213,6 +213,13 @@ class VerifierRunner:
         self._executor = ThreadPoolExecutor(
             max_workers=max_workers, thread_name_prefix="mcp-health-verifier"
         )
+        self._idle = threading.Condition()
+        self._pending = 0
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until every submitted receipt was delivered; ``False`` if ``timeout`` ran out."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._pending == 0, timeout=timeout)
 
     def submit(self, verifier: Verifier, call: CallContext, callback: ReceiptCallback) -> None:
         """Run ``verifier`` on ``call`` in the background and hand its receipt to ``callback``."""
@@ -229,6 +236,10 @@ class VerifierRunner:
                 callback(receipt, time.perf_counter() - started)
             except Exception:
                 _logger.debug("receipt callback failed", exc_info=True)
+            finally:
+                with self._idle:
+                    self._pending -= 1
+                    self._idle.notify_all()
 
         def work() -> None:
             deliver(run_verifier(verifier, call))
@@ -243,6 +254,8 @@ class VerifierRunner:
                 )
             )
 
+        with self._idle:
+            self._pending += 1
         timer = threading.Timer(verifier.timeout, expire)
         timer.daemon = True
         timer.start()

@@ -29,7 +29,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health.instrumentation import report_reconciliation
+from otel_mcp_health.instrumentation import flush_receipts, report_reconciliation
 from otel_mcp_health.verifiers import (
     file_digest,
     from_callable,
@@ -100,16 +100,14 @@ def world(tmp_path: Path, database: Path, publish_target: PublishTarget) -> Worl
 
 
 async def wait_for(pipeline: Pipeline, match: Callable[[ReadableSpan], bool]) -> ReadableSpan:
-    """The exported span that matches; receipts end their span from a worker thread."""
-    with anyio.fail_after(10):
-        while True:
-            found = [s for s in pipeline.spans() if match(s)]
-            if found:
-                return found[-1]
-            await anyio.sleep(0.01)
+    """The exported span that matches, once every verifier delivered its receipt."""
+    assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    found = [s for s in pipeline.spans() if match(s)]
+    assert found, [s.name for s in pipeline.spans()]
+    return found[-1]
 
 
-def call_span(tool: str, index: int = 0) -> Callable[[ReadableSpan], bool]:
+def call_span(tool: str) -> Callable[[ReadableSpan], bool]:
     def match(span: ReadableSpan) -> bool:
         return span.name == f"tools/call {tool}"
 

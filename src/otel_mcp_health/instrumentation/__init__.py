@@ -270,4 +270,26 @@ def report_reconciliation(
         return False
 
 
-__all__ = ["McpHealthInstrumentor", "record_installed_tools", "report_reconciliation"]
+def flush_receipts(timeout: float = 10.0) -> bool:
+    """Wait until every outcome verifier that has started has delivered its receipt.
+
+    A ``tools/call`` span whose tool has a verifier stays open until the receipt arrives (or the
+    verifier's own timeout fires), after ``call_tool`` has returned. Call this before flushing or
+    shutting down the tracer provider (end of a script, a test) so those spans are exported.
+    Returns ``False`` if ``timeout`` seconds were not enough. Never raises.
+
+    .. versionadded:: 0.1.0
+    """
+    try:
+        return _outcomes.flush(timeout)
+    except Exception:
+        _logger.debug("mcp_health: flush_receipts failed; ignored", exc_info=True)
+        return False
+
+
+__all__ = [
+    "McpHealthInstrumentor",
+    "flush_receipts",
+    "record_installed_tools",
+    "report_reconciliation",
+]

@@ -80,6 +80,13 @@ def _verifier_runner() -> VerifierRunner:
         return _runner
 
 
+def flush(timeout: float) -> bool:
+    """Wait until every started verifier delivered its receipt (and ended its span)."""
+    with _lock:
+        runner = _runner
+    return True if runner is None else runner.wait_idle(timeout)
+
+
 def reset() -> None:
     """Forget every unreconciled call (``uninstrument`` and tests)."""
     with _lock:
