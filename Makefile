@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SEEDS  := tests/fixtures/seeds
 
-.PHONY: setup demo test lint format bench clean
+.PHONY: setup demo replay test lint format bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,8 +15,13 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-## The main job: replay the seed fixtures and print every verdict plus seed 003's two rates.
+## The main job: the instrumented mcp client against real MCP servers (streamable HTTP on
+## 127.0.0.1, in-process, stdio), with the span processor; prints the verdicts on the spans.
 demo: $(STAMP)
+	@$(BIN)/otel-mcp-health demo
+
+## The offline classifier on the seed fixtures: every verdict plus seed 003's two rates.
+replay: $(STAMP)
 	@$(BIN)/otel-mcp-health classify $(SEEDS)/seed000_catalog.jsonl \
 	  $(SEEDS)/seed002_sessions.jsonl $(SEEDS)/seed003_calls.jsonl --summary; \
 	  rc=$$?; [ $$rc -le 1 ] || exit $$rc

@@ -12,6 +12,11 @@ Subcommands:
 ``rules``
     Print the rule tables (catalog, call layers, session contract) as Markdown, generated from
     the code.
+``demo``
+    Run the instrumented ``mcp`` client against real MCP servers on 127.0.0.1 and print the
+    verdicts on the exported spans (:mod:`otel_mcp_health.demo`; needs the ``instruments``
+    extra). Exit codes: ``0`` every scenario got its expected verdict, ``1`` a mismatch, ``2`` a
+    setup error.
 
 Exit codes: ``0`` every verdict is ``healthy`` or ``converged``; ``1`` any other verdict;
 ``2`` a usage or input error (the message says what is wrong and where). A bad line is reported
@@ -173,6 +178,13 @@ def _rules(_args: argparse.Namespace, out: TextIO, _err: TextIO) -> int:
     return EXIT_GREEN
 
 
+def _demo(_args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    # Imported here: the demo needs the optional ``mcp`` SDK, the other subcommands do not.
+    from otel_mcp_health.demo import main as demo_main
+
+    return demo_main(out, err)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and documentation)."""
     parser = argparse.ArgumentParser(
@@ -191,6 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     digest.set_defaults(handler=_digest)
     rules = sub.add_parser("rules", help="print the rule tables as Markdown")
     rules.set_defaults(handler=_rules)
+    demo = sub.add_parser("demo", help="run the instrumented MCP client against real servers")
+    demo.set_defaults(handler=_demo)
     return parser
 
 

@@ -328,6 +328,18 @@ CASES: list[tuple[str, CallEvidence, str, Verdict, NextAction, str]] = [
         "no_outcome_verifier",
     ),
     (
+        "reconciled-present-auth-unobserved-verified",
+        with_(
+            execution=TIMEOUT,
+            authorization=None,
+            effect=EffectEvidence(observed=True, method="destination_query"),
+        ),
+        "none",
+        Verdict.HEALTHY,
+        NextAction.NONE,
+        "effect_confirmed",
+    ),
+    (
         "reconciled-present-verifier-fails",
         with_(
             execution=TIMEOUT,

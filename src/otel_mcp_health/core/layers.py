@@ -233,14 +233,19 @@ def evaluate_layers(call: CallEvidence) -> CallLayers:
 
     When reconciliation confirmed that a silent call's side effect happened, the silence is not a
     failure of the tool: the layer that went silent counts as ``passed`` (reason
-    ``effect_confirmed``) and the outcome verifier judges the call like a completed one.
+    ``effect_confirmed``), so does an authorization exchange nobody observed (the server accepted
+    the request: it acted on it), and the outcome verifier judges the call like a completed one.
     """
     judgements = {check.layer: check.judge(call) for check in LAYER_CHECKS}
     silent = is_silent(call)
     reconciled = call.effect.observed if (silent and call.effect is not None) else None
     if reconciled is True:
+        # The effect happened, so the request reached the server and was accepted: a transport
+        # failure (the lost answer) or an unobserved authorization exchange counts as passed.
         if judgements[Layer.TRANSPORT].status is LayerStatus.FAILED:
             judgements[Layer.TRANSPORT] = LayerJudgement(LayerStatus.PASSED, EFFECT_CONFIRMED)
+        if judgements[Layer.AUTHORIZATION].status is LayerStatus.UNOBSERVED:
+            judgements[Layer.AUTHORIZATION] = LayerJudgement(LayerStatus.PASSED, EFFECT_CONFIRMED)
         judgements[Layer.EXECUTION] = LayerJudgement(LayerStatus.PASSED, EFFECT_CONFIRMED)
         judgements[Layer.PROTOCOL] = _UNOBSERVED
     statuses: dict[Layer, LayerStatus] = {}

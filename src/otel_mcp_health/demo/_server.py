@@ -14,6 +14,7 @@ tool                        behaviour
                             with JSON-RPC ``-32602`` echoing the arguments, as real servers do
 ``publish_slow``            writes ``content`` to ``path``, then sleeps far past any sane client
                             timeout: the effect happened, the answer never arrives
+``notify_team``             posts to a team channel nobody can check (no outcome receipt exists)
 ``announce_change``         sends ``notifications/tools/list_changed`` (the catalog "changed")
 ==========================  =======================================================================
 
@@ -103,6 +104,16 @@ PAGE2: Final = (
         annotations=_WRITES,
     ),
     types.Tool(
+        name="notify_team",
+        description="Post a message to the team channel.",
+        input_schema={
+            "type": "object",
+            "properties": {"message": {"type": "string"}},
+            "required": ["message"],
+        },
+        annotations=_WRITES,
+    ),
+    types.Tool(
         name="announce_change",
         description="Announce a catalog change.",
         input_schema={"type": "object"},
@@ -151,6 +162,8 @@ async def _call_tool(
         await anyio.to_thread.run_sync(_write, arguments)
         await anyio.sleep(SLOW_SECONDS)
         return types.CallToolResult(content=_text("published"))
+    if name == "notify_team":
+        return types.CallToolResult(content=_text("posted"))
     if name == "announce_change":
         await ctx.session.send_tool_list_changed()
         return types.CallToolResult(content=_text("catalog changed"))
