@@ -96,6 +96,9 @@ TRANSPORT_REQUEST_WRITTEN: Final = "mcp_health.transport.request_written"
 AUTH_ERROR: Final = "mcp_health.auth.error"
 AUTH_REQUIRED_SCOPES: Final = "mcp_health.auth.required_scopes"
 PROTOCOL_RESULT_VALID: Final = "mcp_health.protocol.result_valid"
+#: Metric label of ``mcp_health.outcomes``: a JSON-RPC result envelope arrived (``isError`` or
+#: not), i.e. the call counts towards protocol-level success (seed 003).
+PROTOCOL_ENVELOPE: Final = "mcp_health.protocol.envelope"
 CALL_IS_ERROR: Final = "mcp_health.call.is_error"
 CALL_TIMED_OUT: Final = "mcp_health.call.timed_out"
 CALL_OUTPUT_SCHEMA_VALID: Final = "mcp_health.call.output_schema_valid"

@@ -20,10 +20,21 @@ instrument                                 kind / unit     labels
 ``mcp_health.calls.in_flight``             gauge           ``mcp_health.live_state``
                                            ``{call}``      (``working``, ``stalled``,
                                                            ``waiting_for_user``)
+``mcp_health.outcomes``                    counter         ``mcp_health.protocol.envelope``,
+                                           ``{call}``      ``mcp_health.outcome.result``
+                                                           (``passed``/``failed``/``inconclusive``/
+                                                           ``none``), ``mcp_health.outcome.method``
+                                                           (``not_required`` for the policy),
+                                                           ``gen_ai.tool.name``, server
 ``mcp_health.incidents``                   counter         ``mcp_health.verdict``,
                                            ``{incident}``  ``mcp_health.call.first_failed_layer``,
                                                            server: incidents *opened* (SPEC §6)
 =========================================  ==============  =======================================
+
+Seed 003's two rates, live: protocol-level success =
+``sum(outcomes{envelope=true}) / sum(outcomes)``; verified outcomes =
+``sum(outcomes{result=passed, method!=not_required}) / sum(outcomes)``. A reconciliation span is
+not counted again (its call was counted when it went silent).
 
 "server" is ``server.address`` (+ ``server.port``) for a network server and
 ``mcp_health.server.name`` (the name it announced at the handshake) otherwise.
@@ -74,6 +85,12 @@ class HealthMetrics:
             unit="s",
             description="Time from a tools/list_changed signal to the next converged catalog.",
             explicit_bucket_boundaries_advisory=[float(b) for b in A.DURATION_BUCKETS],
+        )
+        self.outcomes = meter.create_counter(
+            A.METRIC_OUTCOMES,
+            unit="{call}",
+            description="Tool calls by outcome receipt and by whether a result envelope arrived: "
+            "protocol-level success against verified outcomes.",
         )
         self.incidents = meter.create_counter(
             A.METRIC_INCIDENTS,

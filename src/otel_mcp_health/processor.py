@@ -586,6 +586,17 @@ class McpHealthSpanProcessor(SpanProcessor):
             **self._server_labels(attrs, session),
         }
         self._metrics.calls.add(1, labels)
+        receipt = attrs.get(A.OUTCOME_RESULT)
+        self._metrics.outcomes.add(
+            1,
+            {
+                A.PROTOCOL_ENVELOPE: result.envelope,
+                A.OUTCOME_RESULT: receipt if isinstance(receipt, str) else "none",
+                A.OUTCOME_METHOD: str(attrs.get(A.OUTCOME_METHOD) or "none"),
+                A.GEN_AI_TOOL_NAME: tool,
+                **self._server_labels(attrs, session),
+            },
+        )
         self._open_incident(span, attrs, session, result=result, verdicts=verdicts)
         return verdicts
 

@@ -310,3 +310,32 @@ async def test_broken_verifiers_never_affect_the_call(
     assert (a[A.OUTCOME_RESULT], a[A.OUTCOME_REASON]) == ("inconclusive", reason)
     assert (a[A.VERDICT], a[A.NEXT_ACTION]) == ("unverified", "add_outcome_verifier")
     assert str(arguments["content"]) not in str(a)
+
+
+async def test_outcome_metrics_give_both_rates_live(instrumented: Pipeline, world: World) -> None:
+    """``mcp_health.outcomes`` carries seed 003's gap: envelopes vs verified receipts."""
+    world.register("write_report")
+    outcome_not_required("publish_page")
+    async with Client(build_destination_server()) as client:
+        await client.list_tools()
+        await client.call_tool("write_report", world.arguments("write_report"))  # verified
+        await client.call_tool("write_report_broken", world.arguments("write_report"))
+        await client.call_tool("publish_page", world.arguments("publish_page"))  # policy only
+        await call(client, "write_report_stall", world.arguments("write_report"))  # no envelope
+        await call(client, "no_such_tool", {})  # JSON-RPC error: no envelope
+    assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    points = instrumented.metric_points(A.METRIC_OUTCOMES)
+    total = sum(p["value"] for p in points)
+    envelopes = sum(p["value"] for p in points if p["attributes"][A.PROTOCOL_ENVELOPE] is True)
+    verified = sum(
+        p["value"]
+        for p in points
+        if p["attributes"][A.OUTCOME_RESULT] == "passed"
+        and p["attributes"][A.OUTCOME_METHOD] != "not_required"
+    )
+    assert (total, envelopes, verified) == (5, 3, 1)
+    assert {p["attributes"][A.OUTCOME_METHOD] for p in points} == {
+        "file_digest",
+        "not_required",
+        "none",
+    }
