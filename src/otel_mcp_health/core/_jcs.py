@@ -159,6 +159,10 @@ def _plain_keys(obj: dict[Any, Any]) -> dict[str, Any]:
     return result
 
 
+# ``_write_dict`` and ``_write_list`` each inline the same type dispatch on purpose: a shared
+# ``_write_value`` helper adds a Python frame per nesting level, which halves the depth reachable
+# before ``RecursionError`` (``MAX_DEPTH`` must stay reachable from a deep caller) and costs a call
+# per value on the hot path.
 def _write_dict(obj: dict[Any, Any], out: list[str], depth: int) -> None:
     if depth > MAX_DEPTH:
         raise JcsError("NestingTooDeep")
