@@ -288,13 +288,12 @@ def handshake_evidence(
 
 
 def page(attrs: Attributes) -> Page:
-    """One ``tools/list`` page: cursor hashes (opaque keys), tool count, failure."""
+    """One ``tools/list`` page: cursor hashes (opaque keys) and failure."""
     code = _int(attrs, A.RPC_RESPONSE_STATUS_CODE)
     failed = code is not None or A.ERROR_TYPE in attrs
     return Page(
         cursor=_str(attrs, A.CATALOG_PAGE_CURSOR_HASH),
         next_cursor=_str(attrs, A.CATALOG_PAGE_NEXT_CURSOR_HASH),
-        tool_count=_int(attrs, A.CATALOG_PAGE_TOOL_COUNT),
         failed=failed,
         error_code=code,
     )

@@ -57,7 +57,6 @@ class Page:
     cursor: str | None = None
     next_cursor: str | None = None
     tools: tuple[JsonObject, ...] | None = None
-    tool_count: int | None = None
     failed: bool = False
     error_code: int | None = None
 

@@ -44,7 +44,6 @@ from otel_mcp_health.core.vocabulary import AuthError, CatalogVerdict, Transport
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _T = TypeVar("_T")
-KINDS = ("catalog", "call", "session")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +101,6 @@ class _Obj:
     def obj(self, key: str) -> _Obj | None:
         value = self.data.get(key)
         return None if value is None else _Obj(value, self._p(key))
-
-    def req_obj(self, key: str) -> _Obj:
-        if self.data.get(key) is None:
-            raise _Invalid(self._p(key), "an object (required)")
-        return _Obj(self.data[key], self._p(key))
 
     def str_(self, key: str, *, required: bool = False) -> str | None:
         value = self.data.get(key)
@@ -200,7 +194,6 @@ def _page(o: _Obj) -> Page:
         cursor=o.str_("cursor"),
         next_cursor=o.str_("nextCursor"),
         tools=tools,
-        tool_count=len(tools) if tools is not None else o.int_("toolCount"),
         failed=error is not None,
         error_code=error.int_("code") if error is not None else None,
     )
