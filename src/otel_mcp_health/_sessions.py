@@ -234,22 +234,21 @@ class Incidents:
     """Open incident keys (SPEC §6), bounded LRU, cleared per server on a healthy call."""
 
     def __init__(self, capacity: int = MAX_INCIDENTS) -> None:
-        self._open: OrderedDict[str, str] = OrderedDict()
+        self._open: OrderedDict[str, tuple[str, int]] = OrderedDict()
         self._capacity = capacity
 
-    def open(self, key: str, server: str) -> bool:
-        """Record an incident; return ``True`` when it is new (not already open)."""
-        if key in self._open:
-            self._open.move_to_end(key)
-            return False
-        self._open[key] = server
+    def open(self, key: str, server: str) -> int:
+        """Record a failure of incident ``key``; return its attempt number (1 = newly opened)."""
+        previous = self._open.pop(key, None)
+        attempt = 1 if previous is None else previous[1] + 1
+        self._open[key] = (server, attempt)
         while len(self._open) > self._capacity:
             self._open.popitem(last=False)
-        return True
+        return attempt
 
     def clear_server(self, server: str) -> None:
         """A call to ``server`` passed every layer, outcome included: its incidents clear."""
-        for key in [k for k, s in self._open.items() if s == server]:
+        for key in [k for k, (s, _) in self._open.items() if s == server]:
             del self._open[key]
 
     def clear(self) -> None:

@@ -165,6 +165,10 @@ NEXT_ACTION: Final = "mcp_health.next_action"
 REASON: Final = "mcp_health.reason"
 EFFECT_UNKNOWN: Final = "mcp_health.effect.unknown"
 INCIDENT_KEY: Final = "mcp_health.incident.key"
+#: How many failures this incident has seen so far, this one included (1 = it just opened).
+INCIDENT_ATTEMPT: Final = "mcp_health.incident.attempt"
+#: The attempt is beyond the failed layer's retry budget (SPEC §6; ``core/retries.py``).
+RETRY_OVER_BUDGET: Final = "mcp_health.retry.over_budget"
 RETRY_UNRECONCILED: Final = "mcp_health.retry.unreconciled"
 LIVE_STATE: Final = "mcp_health.live_state"
 

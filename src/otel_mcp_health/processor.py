@@ -39,7 +39,9 @@ contract, SPEC §5), ``mcp_health.reason``, ``mcp_health.call.first_failed_layer
 ``mcp_health.call.reason``, one ``mcp_health.layer.<layer>`` per layer, the catalog verdict
 (``mcp_health.catalog.verdict``/``reason``/``digest``/``client_digest``/``client_source``/
 ``max_age_s``), ``mcp_health.effect.unknown`` when a possible side effect is unreconciled,
-``mcp_health.incident.key`` on every verdict other than ``healthy``, ``unverified`` and ``working``,
+``mcp_health.incident.key`` on every verdict other than ``healthy``, ``unverified`` and ``working``
+(with ``mcp_health.incident.attempt`` and, beyond the failed layer's retry budget of
+:mod:`otel_mcp_health.core.retries`, ``mcp_health.retry.over_budget``),
 and the progress summary (``mcp_health.progress.*``). ``mcp_health.retry.unreconciled`` (a retry of
 a side-effecting call after ``effect_unknown`` without reconciliation) is recorded by the
 instrumentation, which correlates arguments in memory, and is forwarded as is.
@@ -136,6 +138,7 @@ from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import classify_catalog
 from otel_mcp_health.core.evidence import AuthorizationEvidence, SessionEvidence
 from otel_mcp_health.core.progress import clocks
+from otel_mcp_health.core.retries import over_budget
 from otel_mcp_health.core.session import classify_session
 from otel_mcp_health.core.vocabulary import (
     DEFAULT_MAX_AGE_SECONDS,
@@ -653,7 +656,11 @@ class McpHealthSpanProcessor(SpanProcessor):
         service = span.resource.attributes.get(_SERVICE_NAME, _UNKNOWN)
         key = _spans.incident_key(str(service), server, layer.value, result.reason)
         verdicts[A.INCIDENT_KEY] = key
-        if self._incidents.open(key, server):
+        attempt = self._incidents.open(key, server)
+        verdicts[A.INCIDENT_ATTEMPT] = attempt
+        if over_budget(verdict, layer, result.reason, attempt):
+            verdicts[A.RETRY_OVER_BUDGET] = True
+        if attempt == 1:
             self._metrics.incidents.add(
                 1,
                 {

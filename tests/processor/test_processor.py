@@ -767,10 +767,10 @@ def test_open_incidents_are_bounded() -> None:
     from otel_mcp_health._sessions import Incidents
 
     incidents = Incidents(capacity=2)
-    assert [incidents.open(k, "srv") for k in ("a", "b", "a", "c")] == [True, True, False, True]
-    assert incidents.open("b", "srv") is True  # the least recently seen key was evicted
+    assert [incidents.open(k, "srv") for k in ("a", "b", "a", "c")] == [1, 1, 2, 1]
+    assert incidents.open("b", "srv") == 1  # the least recently seen key was evicted
     incidents.clear_server("srv")
-    assert incidents.open("a", "srv") is True
+    assert incidents.open("a", "srv") == 1
 
 
 @pytest.mark.parametrize(

@@ -295,6 +295,16 @@ async def test_http_failures_in_the_middle_of_a_session(instrumented: Pipeline) 
     ]
     assert attrs(calls[5])[A.AUTH_REQUIRED_SCOPES] == ("tickets:write",)
     assert len({attrs(s)[A.INCIDENT_KEY] for s in calls[:5]}) == 1
+    # invalid_token deserves one refresh: attempts 3..5 are beyond the budget (SPEC §6)
+    assert [attrs(s)[A.INCIDENT_ATTEMPT] for s in calls[:5]] == [1, 2, 3, 4, 5]
+    assert [attrs(s).get(A.RETRY_OVER_BUDGET, False) for s in calls[:5]] == [
+        False,
+        False,
+        True,
+        True,
+        True,
+    ]
+    assert A.RETRY_OVER_BUDGET not in attrs(calls[5])  # insufficient_scope: its first failure
     assert A.INCIDENT_KEY not in attrs(calls[-1])
     assert instrumented.counts(A.METRIC_INCIDENTS, A.VERDICT) == {
         "needs_auth": 2,
