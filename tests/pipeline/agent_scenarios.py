@@ -1,0 +1,205 @@
+"""An instrumented agent for the pipeline test: real MCP servers, every incident kind, OTLP out.
+
+Run it under ``opentelemetry-instrument`` with ``OTEL_PYTHON_CONFIGURATOR=mcp_health`` (the
+zero-code set-up a user runs), so its spans reach the collector with their verdicts and its
+``mcp_health.*`` metrics are exported too::
+
+    opentelemetry-instrument python tests/pipeline/agent_scenarios.py incidents
+
+Groups (one per run, a process each: the supported MCP versions are process-wide):
+
+``incidents``     over streamable HTTP, in-process and against a closed port: needs_auth with a
+                  required scope (403 ``insufficient_scope``), protocol_error (-32602), a tool
+                  failure (isError), stale_catalog (list_changed, then a call before re-listing;
+                  twice, with a slow re-list so the convergence lag exceeds a small objective),
+                  false_success and effect_unknown (demo tools with a file verifier), transport
+                  errors (closed port) and a call that stalls past the idle window.
+``incompatible``  a session on a version the client declares unsupported.
+``healthy``       healthy calls only, for ``--seconds`` (the alerts must resolve afterwards).
+
+Canaries (``mcp_health_servers.CANARIES`` and the demo's) ride in arguments, results, a bearer
+token and server error messages; the test asserts none leaves the collector.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+from mcp import Client, ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+import otel_mcp_health
+from otel_mcp_health.demo import _server as demo_server
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
+
+from mcp_health_servers import (  # noqa: E402  (a plain module of the integration suite)
+    CANARY_ARG,
+    CANARY_TOKEN,
+    build_server,
+    serve_http,
+)
+from scenarios import Notifications, until_list_changed  # noqa: E402
+
+#: The demo's verifiable tools: the promised file must hold the promised bytes.
+VERIFIED_TOOLS = ("export_report", "export_report_broken", "publish_slow")
+#: How long the stalled call hangs (the idle window is set far shorter by the test).
+STALL_S = 8.0
+#: How long a catalog stays stale before the client re-lists (above the test's lag objective).
+RELIST_DELAY_S = 1.2
+STEP_TIMEOUT_S = 20.0
+
+
+async def _quietly(step: Callable[[], Awaitable[Any]]) -> None:
+    """Run one step; the failure is the point, and what the app sees is not ours to judge."""
+    try:
+        with anyio.fail_after(STEP_TIMEOUT_S):
+            await step()
+    except Exception as exc:  # noqa: BLE001
+        print(f"  (step raised {type(exc).__name__}, as expected)", flush=True)
+
+
+async def _list_all(client: Client) -> None:
+    first = await client.list_tools()
+    await client.list_tools(cursor=first.next_cursor)
+
+
+def _register_verifiers() -> None:
+    def sha256_of_content(call: otel_mcp_health.CallContext) -> str:
+        return hashlib.sha256(str(call.arguments["content"]).encode()).hexdigest()
+
+    verifier = otel_mcp_health.file_digest(
+        path=lambda call: str(call.arguments["path"]), expected_sha256=sha256_of_content
+    )
+    for tool in VERIFIED_TOOLS:
+        otel_mcp_health.register_verifier(tool, verifier, timeout=2.0)
+    otel_mcp_health.outcome_not_required("lookup")
+
+
+def _file_args(workdir: Path, name: str) -> dict[str, str]:
+    return {"path": str(workdir / name), "content": f"quarterly numbers {CANARY_ARG}"}
+
+
+async def _needs_auth(base: str) -> None:
+    headers = {"Authorization": f"Bearer {CANARY_TOKEN}"}
+    async with httpx2.AsyncClient(headers=headers) as http_client:
+        async with (
+            streamable_http_client(base + "/authz", http_client=http_client) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+
+
+async def _http_incidents(base: str) -> None:
+    async with Client(base + "/mcp") as client:
+        await _list_all(client)
+        await _quietly(lambda: client.call_tool("bad_args", {"ticketId": CANARY_ARG}))
+        await _quietly(lambda: client.call_tool("fail", {"q": CANARY_ARG}))
+        await _quietly(lambda: client.call_tool("lookup", {"q": CANARY_ARG}))
+    await _quietly(lambda: _needs_auth(base))
+
+
+async def _stalled(base: str) -> None:
+    async with Client(base + "/mcp") as client:
+        await _list_all(client)
+        await _quietly(lambda: client.call_tool("slow", {"seconds": STALL_S, "q": CANARY_ARG}))
+
+
+async def _stale_catalog() -> None:
+    notifications = Notifications()
+    async with Client(build_server(), mode="legacy", message_handler=notifications) as client:
+        await _list_all(client)
+        for _ in range(2):
+            notifications.list_changed = anyio.Event()
+            await until_list_changed(client, notifications)
+            await _quietly(lambda: client.call_tool("lookup", {"q": CANARY_ARG}))
+            await anyio.sleep(RELIST_DELAY_S)
+            await _list_all(client)
+            await _quietly(lambda: client.call_tool("lookup", {"q": CANARY_ARG}))
+
+
+async def _outcomes(workdir: Path) -> None:
+    async with Client(demo_server.build_server(), mode="legacy") as client:
+        await _list_all(client)
+        await _quietly(
+            lambda: client.call_tool("export_report", _file_args(workdir, "honest.txt"))
+        )
+        await _quietly(
+            lambda: client.call_tool("export_report_broken", _file_args(workdir, "broken.txt"))
+        )
+        await _quietly(
+            lambda: client.call_tool(
+                "publish_slow", _file_args(workdir, "slow.txt"), read_timeout_seconds=0.3
+            )
+        )
+
+
+async def _transport_errors() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        for _ in range(3):
+
+            async def handshake() -> None:
+                async with Client(url):
+                    pass
+
+            await _quietly(handshake)
+            await anyio.sleep(0.5)
+
+
+async def incidents() -> None:
+    _register_verifiers()
+    with tempfile.TemporaryDirectory(prefix="mcp-health-pipeline-") as workdir:
+        async with serve_http(build_server()) as base, anyio.create_task_group() as tg:
+            tg.start_soon(_stalled, base)
+            tg.start_soon(_http_incidents, base)
+            tg.start_soon(_stale_catalog)
+            tg.start_soon(_outcomes, Path(workdir))
+            tg.start_soon(_transport_errors)
+
+
+async def incompatible() -> None:
+    async with Client(build_server(), mode="legacy") as client:
+        await _list_all(client)
+        await _quietly(lambda: client.call_tool("lookup", {"q": CANARY_ARG}))
+
+
+async def healthy(seconds: float) -> None:
+    _register_verifiers()
+    deadline = time.monotonic() + seconds
+    async with serve_http(build_server()) as base, Client(base + "/mcp") as client:
+        await _list_all(client)
+        while time.monotonic() < deadline:
+            await client.call_tool("lookup", {"q": CANARY_ARG})
+            await anyio.sleep(0.2)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("group", choices=("incidents", "incompatible", "healthy"))
+    parser.add_argument("--seconds", type=float, default=5.0)
+    args = parser.parse_args()
+    started = time.monotonic()
+    if args.group == "incidents":
+        anyio.run(incidents)
+    elif args.group == "incompatible":
+        anyio.run(incompatible)
+    else:
+        anyio.run(healthy, args.seconds)
+    print(f"{args.group}: done in {time.monotonic() - started:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
