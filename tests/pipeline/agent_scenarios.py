@@ -43,13 +43,13 @@ from otel_mcp_health.demo import _server as demo_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 
-from mcp_health_servers import (  # noqa: E402  (a plain module of the integration suite)
+from mcp_health_servers import (
     CANARY_ARG,
     CANARY_TOKEN,
     build_server,
     serve_http,
 )
-from scenarios import Notifications, until_list_changed  # noqa: E402
+from scenarios import Notifications, until_list_changed
 
 #: The demo's verifiable tools: the promised file must hold the promised bytes.
 VERIFIED_TOOLS = ("export_report", "export_report_broken", "publish_slow")
@@ -65,7 +65,7 @@ async def _quietly(step: Callable[[], Awaitable[Any]]) -> None:
     try:
         with anyio.fail_after(STEP_TIMEOUT_S):
             await step()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         print(f"  (step raised {type(exc).__name__}, as expected)", flush=True)
 
 
@@ -92,12 +92,12 @@ def _file_args(workdir: Path, name: str) -> dict[str, str]:
 
 async def _needs_auth(base: str) -> None:
     headers = {"Authorization": f"Bearer {CANARY_TOKEN}"}
-    async with httpx2.AsyncClient(headers=headers) as http_client:
-        async with (
-            streamable_http_client(base + "/authz", http_client=http_client) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
+    async with (
+        httpx2.AsyncClient(headers=headers) as http_client,
+        streamable_http_client(base + "/authz", http_client=http_client) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
 
 
 async def _http_incidents(base: str) -> None:
@@ -131,9 +131,7 @@ async def _stale_catalog() -> None:
 async def _outcomes(workdir: Path) -> None:
     async with Client(demo_server.build_server(), mode="legacy") as client:
         await _list_all(client)
-        await _quietly(
-            lambda: client.call_tool("export_report", _file_args(workdir, "honest.txt"))
-        )
+        await _quietly(lambda: client.call_tool("export_report", _file_args(workdir, "honest.txt")))
         await _quietly(
             lambda: client.call_tool("export_report_broken", _file_args(workdir, "broken.txt"))
         )

@@ -1,7 +1,7 @@
 """The operator's stack on 127.0.0.1: built collector, Prometheus, Alertmanager, a webhook sink.
 
-Used by the pipeline tests and by ``make pipeline`` (``python tests/pipeline/pipeline_stack.py``). Every
-process listens on 127.0.0.1 on a free port, writes its log under the run directory and is
+Used by the pipeline tests and by ``make pipeline`` (``python tests/pipeline/pipeline_stack.py``).
+Every process listens on 127.0.0.1 on a free port, writes its log under the run directory and is
 stopped by its PID (terminate, then kill after a bounded wait). The configs are the repository's
 own (``collector/``), with only what a test must change: ports, the webhook URL, and (for speed)
 scrape/evaluation intervals, the alert window and ``for`` durations, and Alertmanager's timers.
@@ -66,7 +66,7 @@ def free_port() -> int:
 
 
 def http_get(url: str, timeout: float = 5.0) -> bytes:
-    with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310  (127.0.0.1)
+    with urllib.request.urlopen(url, timeout=timeout) as response:
         body: bytes = response.read()
         return body
 
@@ -397,9 +397,7 @@ def _demo(stack_: Stack) -> int:
     """Feed the stack with `otel-mcp-health demo` (spans over OTLP/HTTP)."""
     env = {**os.environ, "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://{stack_.otlp_http}"}
     demo = Path(sys.executable).with_name("otel-mcp-health")
-    return subprocess.run(  # noqa: S603
-        [str(demo), "demo"], env=env, timeout=180, check=False
-    ).returncode
+    return subprocess.run([str(demo), "demo"], env=env, timeout=180, check=False).returncode
 
 
 def main() -> int:
@@ -408,9 +406,7 @@ def main() -> int:
         "the demo, show what fired, stop everything."
     )
     parser.add_argument("--seconds", type=float, default=60, help="how long to keep it up")
-    parser.add_argument(
-        "--until-interrupted", action="store_true", help="keep it up until Ctrl-C"
-    )
+    parser.add_argument("--until-interrupted", action="store_true", help="keep it up until Ctrl-C")
     parser.add_argument("--workdir", type=Path, default=ROOT / "collector" / "run")
     args = parser.parse_args()
     fast = Timings(
@@ -425,8 +421,10 @@ def main() -> int:
         print(f"stack up in {stack_.started_in_s:.1f} s (logs and configs in {args.workdir})")
         print(f"  Prometheus    {stack_.prometheus_url}/alerts  and  /graph")
         print(f"  Alertmanager  {stack_.alertmanager_url}/#/alerts")
-        print(f"  collector     OTLP gRPC {stack_.otlp_grpc}, OTLP/HTTP {stack_.otlp_http}, "
-              f"metrics {stack_.collector_metrics_url}")
+        print(
+            f"  collector     OTLP gRPC {stack_.otlp_grpc}, OTLP/HTTP {stack_.otlp_http}, "
+            f"metrics {stack_.collector_metrics_url}"
+        )
         print(f"  traces kept by tail sampling: {stack_.traces_file}\n")
         _demo(stack_)
         deadline = time.monotonic() + args.seconds

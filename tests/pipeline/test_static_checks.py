@@ -59,7 +59,8 @@ def test_every_alert_has_a_firing_and_a_silent_case() -> None:
     for alert in alert_owners():
         firing = re.search(rf"alertname: {alert}\n\s+exp_alerts:\n\s+- exp_labels", tests)
         silent = re.search(rf"alertname: {alert}, exp_alerts: \[\]", tests)
-        assert firing and silent, alert
+        assert firing, alert
+        assert silent, alert
 
 
 def test_amtool_accepts_the_alertmanager_config() -> None:
@@ -119,7 +120,9 @@ def test_dashboards_type_check_with_strict_tsc(tmp_path: Path) -> None:
     result = run(node, "check-dashboards.mjs", cwd=DASHBOARDS_DIR)
     assert result.returncode == 0, result.stdout + result.stderr
     typo = tmp_path / "typo.json"
-    typo.write_text((DASHBOARDS_DIR / "mcp-health.json").read_text().replace('"title"', '"titel"', 1))
+    typo.write_text(
+        (DASHBOARDS_DIR / "mcp-health.json").read_text().replace('"title"', '"titel"', 1)
+    )
     result = run(node, "check-dashboards.mjs", str(typo), cwd=DASHBOARDS_DIR)
     assert result.returncode != 0
     assert "titel" in result.stdout + result.stderr
@@ -130,14 +133,21 @@ def _prometheus_label(attribute: str) -> str:
 
 
 def test_every_name_the_operator_side_uses_is_the_products() -> None:
-    """Renaming an attribute constant fails here until the collector, rules and dashboards follow."""
+    """Renaming an attribute constant fails here until collector, rules and dashboards follow."""
     ours = {v for k, v in vars(A).items() if k.isupper() and isinstance(v, str)}
     config = (COLLECTOR_DIR / "otelcol.yaml").read_text()
     dimensions = re.findall(r"- name: ([a-z_]+\.[a-z_.]+)\n", config)
     assert dimensions
     assert set(dimensions) <= ours
-    for required in (A.VERDICT, A.CALL_FIRST_FAILED_LAYER, A.NEXT_ACTION, A.MCP_METHOD_NAME,
-                     A.GEN_AI_TOOL_NAME, A.SERVER_ADDRESS, A.SERVER_NAME):
+    for required in (
+        A.VERDICT,
+        A.CALL_FIRST_FAILED_LAYER,
+        A.NEXT_ACTION,
+        A.MCP_METHOD_NAME,
+        A.GEN_AI_TOOL_NAME,
+        A.SERVER_ADDRESS,
+        A.SERVER_NAME,
+    ):
         assert required in dimensions
     labels = {_prometheus_label(name) for name in ours}
     metrics = {_prometheus_label(v) for k, v in vars(A).items() if k.startswith("METRIC_")}
