@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SEEDS  := tests/fixtures/seeds
 
-.PHONY: setup demo replay test lint format bench clean
+.PHONY: setup demo replay test lint format bench clean provision pipeline
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,9 +26,22 @@ replay: $(STAMP)
 	  $(SEEDS)/seed002_sessions.jsonl $(SEEDS)/seed003_calls.jsonl --summary; \
 	  rc=$$?; [ $$rc -le 1 ] || exit $$rc
 
-## The whole suite: lint, format check, strict typing, then every test.
-test: lint
+## The whole suite: lint, format check, strict typing, then every test (the pipeline tests need
+## the provisioned collector, Prometheus, Alertmanager and dashboard tooling).
+test: lint provision
 	$(BIN)/pytest
+
+## Install/build what the pipeline needs (idempotent; apt-get needs root): Prometheus,
+## Alertmanager, the collector builder, the bundled collector (cached), the dashboard tooling.
+provision:
+	scripts/provision-pipeline.sh
+
+## The operator's stack on 127.0.0.1 (collector, Prometheus, Alertmanager, a webhook sink) fed by
+## the demo; prints where to look and which alerts fired, then stops it all by PID after
+## PIPELINE_SECONDS (default 60). `make pipeline PIPELINE_ARGS=--until-interrupted` runs until Ctrl-C.
+PIPELINE_SECONDS ?= 60
+pipeline: $(STAMP) provision
+	$(BIN)/python tests/pipeline/pipeline_stack.py --seconds $(PIPELINE_SECONDS) $(PIPELINE_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -10,7 +10,7 @@ builder=${OCB_BUILDER:-$(command -v builder || echo "$HOME/go/bin/builder")}
 [ -x "$builder" ] || { echo "build.sh: OCB builder not found at $builder (run scripts/provision-pipeline.sh)" >&2; exit 2; }
 name=otelcol-mcp-health
 
-key=$( { cat "$manifest"; "$builder" version; go env GOVERSION GOOS GOARCH; } | sha256sum | cut -c1-16)
+key=$( { cat "$manifest"; "$builder" version 2>&1; go env GOVERSION GOOS GOARCH; } | sha256sum | cut -c1-16)
 cache=${OTELCOL_OCB_CACHE:-$HOME/.cache/otelcol-ocb}
 dest=$cache/$key/$name
 mkdir -p "$cache"

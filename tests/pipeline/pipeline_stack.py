@@ -417,6 +417,7 @@ def main() -> int:
         spanmetrics_flush="2s",
         decision_wait="2s",
     )
+    shutil.rmtree(args.workdir, ignore_errors=True)  # a fresh Prometheus and Alertmanager state
     with stack(args.workdir, fast) as stack_:
         print(f"stack up in {stack_.started_in_s:.1f} s (logs and configs in {args.workdir})")
         print(f"  Prometheus    {stack_.prometheus_url}/alerts  and  /graph")
@@ -425,7 +426,7 @@ def main() -> int:
             f"  collector     OTLP gRPC {stack_.otlp_grpc}, OTLP/HTTP {stack_.otlp_http}, "
             f"metrics {stack_.collector_metrics_url}"
         )
-        print(f"  traces kept by tail sampling: {stack_.traces_file}\n")
+        print(f"  traces kept by tail sampling: {stack_.traces_file}\n", flush=True)
         _demo(stack_)
         deadline = time.monotonic() + args.seconds
         seen = 0
@@ -433,7 +434,10 @@ def main() -> int:
             while args.until_interrupted or time.monotonic() < deadline:
                 notes = stack_.sink.snapshot()
                 for note in notes[seen:]:
-                    print(f"  alert {note.status:8} {note.alertname:28} -> {note.receiver_path}")
+                    print(
+                        f"  alert {note.status:8} {note.alertname:28} -> {note.receiver_path}",
+                        flush=True,
+                    )
                 seen = len(notes)
                 time.sleep(1)
         except KeyboardInterrupt:
