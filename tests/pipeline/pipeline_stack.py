@@ -392,6 +392,89 @@ def stack(workdir: Path, timings: Timings) -> Iterator[Stack]:
         )
 
 
+@dataclass
+class GatewayLayout:
+    agent_otlp_grpc: str
+    agent_otlp_http: str
+    agent_metrics_url: str
+    #: The file each gateway's tracing backend writes.
+    traces_files: tuple[Path, ...]
+
+
+@contextmanager
+def gateway_layout(
+    workdir: Path, timings: Timings, *, healthy_percent: int = 10
+) -> Iterator[GatewayLayout]:
+    """An agent collector routing by trace id to two tail-sampling gateways, each with a backend."""
+    collector_bin = binary("otelcol-mcp-health")
+    workdir.mkdir(parents=True, exist_ok=True)
+    backend_config = workdir / "backend-collector.yaml"
+    backend_config.write_text(BACKEND_CONFIG)
+    agent_config = COLLECTOR_DIR / "gateway" / "agent.yaml"
+    gateway_config = COLLECTOR_DIR / "gateway" / "gateway.yaml"
+    with ExitStack() as stack_:
+        gateways, files = [], []
+        for n in (1, 2):
+            backend_port, traces = free_port(), workdir / f"traces-gateway{n}.jsonl"
+            backend_env = {
+                "OTLP_GRPC_ENDPOINT": f"127.0.0.1:{backend_port}",
+                "TRACES_FILE": str(traces),
+            }
+            stack_.enter_context(
+                running(
+                    [collector_bin, f"--config={backend_config}"],
+                    workdir / f"backend{n}.log",
+                    env=backend_env,
+                )
+            )
+            grpc, health = free_port(), free_port()
+            log = workdir / f"gateway{n}.log"
+            process = stack_.enter_context(
+                running(
+                    [collector_bin, f"--config={BUNDLED_CONFIG}", f"--config={gateway_config}"],
+                    log,
+                    env={
+                        "OTLP_GRPC_ENDPOINT": f"127.0.0.1:{grpc}",
+                        "OTLP_HTTP_ENDPOINT": f"127.0.0.1:{free_port()}",
+                        "OTELCOL_HEALTH_ENDPOINT": f"127.0.0.1:{health}",
+                        "OTELCOL_TELEMETRY_PORT": str(free_port()),
+                        "PROMETHEUS_EXPORTER_ENDPOINT": f"127.0.0.1:{free_port()}",
+                        "TRACES_BACKEND_ENDPOINT": f"127.0.0.1:{backend_port}",
+                        "TAIL_SAMPLING_DECISION_WAIT": timings.decision_wait,
+                        "HEALTHY_TRACES_SAMPLING_PERCENT": str(healthy_percent),
+                    },
+                )
+            )
+            wait_until_ready(f"http://127.0.0.1:{health}/", f"gateway {n}", process, log)
+            gateways.append(f"127.0.0.1:{grpc}")
+            files.append(traces)
+        grpc, http, prom, health = free_port(), free_port(), free_port(), free_port()
+        log = workdir / "agent-collector.log"
+        agent = stack_.enter_context(
+            running(
+                [collector_bin, f"--config={BUNDLED_CONFIG}", f"--config={agent_config}"],
+                log,
+                env={
+                    "OTLP_GRPC_ENDPOINT": f"127.0.0.1:{grpc}",
+                    "OTLP_HTTP_ENDPOINT": f"127.0.0.1:{http}",
+                    "OTELCOL_HEALTH_ENDPOINT": f"127.0.0.1:{health}",
+                    "OTELCOL_TELEMETRY_PORT": str(free_port()),
+                    "PROMETHEUS_EXPORTER_ENDPOINT": f"127.0.0.1:{prom}",
+                    "GATEWAY_1_ENDPOINT": gateways[0],
+                    "GATEWAY_2_ENDPOINT": gateways[1],
+                    "SPANMETRICS_FLUSH_INTERVAL": timings.spanmetrics_flush,
+                },
+            )
+        )
+        wait_until_ready(f"http://127.0.0.1:{health}/", "agent collector", agent, log)
+        yield GatewayLayout(
+            agent_otlp_grpc=f"127.0.0.1:{grpc}",
+            agent_otlp_http=f"127.0.0.1:{http}",
+            agent_metrics_url=f"http://127.0.0.1:{prom}/metrics",
+            traces_files=tuple(files),
+        )
+
+
 # ---- make pipeline -------------------------------------------------------------------------------
 def _demo(stack_: Stack) -> int:
     """Feed the stack with `otel-mcp-health demo` (spans over OTLP/HTTP)."""
