@@ -54,7 +54,7 @@ from scenarios import Notifications, until_list_changed
 #: The demo's verifiable tools: the promised file must hold the promised bytes.
 VERIFIED_TOOLS = ("export_report", "export_report_broken", "publish_slow")
 #: How long the stalled call hangs (the idle window is set far shorter by the test).
-STALL_S = 8.0
+STALL_S = 10.0
 #: How long a catalog stays stale before the client re-lists (above the test's lag objective).
 RELIST_DELAY_S = 1.2
 STEP_TIMEOUT_S = 20.0

@@ -35,7 +35,10 @@ from mcp_health_servers import CANARIES  # noqa: E402
 
 from otel_mcp_health.demo._run import CANARY as DEMO_CANARY  # noqa: E402
 
-ALL_CANARIES = (*CANARIES, DEMO_CANARY)
+#: Sent raw by a careless instrumentation (``_leaky_span``): the collector must scrub it.
+LEAK_CANARY = "canary-leak-0d93e1"
+ALL_CANARIES = (*CANARIES, DEMO_CANARY, LEAK_CANARY)
+LEAKY_SPAN = "careless instrumentation"
 HERE = Path(__file__).parent
 FAST = Timings(
     scrape_s=1,
@@ -145,6 +148,32 @@ def _dashboard_queries() -> Iterator[tuple[str, str]]:
             yield f"panel {panel['title']!r} {target['refId']}", _render(target["expr"])
 
 
+def _leaky_span(stack_: Stack) -> None:
+    """Another instrumentation that records arguments, results, a header and error text."""
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.trace import Status, StatusCode
+
+    provider = TracerProvider(resource=Resource.create({"service.name": "careless-agent"}))
+    exporter = OTLPSpanExporter(endpoint=stack_.otlp_grpc, insecure=True)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with provider.get_tracer("careless").start_as_current_span(LEAKY_SPAN) as span:
+        span.set_attributes(
+            {
+                "gen_ai.tool.call.arguments": f'{{"q": "{LEAK_CANARY}"}}',
+                "gen_ai.tool.call.result": LEAK_CANARY,
+                "gen_ai.input.messages": LEAK_CANARY,
+                "http.request.header.authorization": f"Bearer {LEAK_CANARY}",
+                "gen_ai.tool.name": "lookup",
+            }
+        )
+        span.record_exception(ValueError(f"bad ticket {LEAK_CANARY}"))
+        span.set_status(Status(StatusCode.ERROR, f"failed for {LEAK_CANARY}"))
+    provider.shutdown()
+
+
 def _canary_free(text: str) -> list[str]:
     return [canary for canary in ALL_CANARIES if canary in text]
 
@@ -172,6 +201,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         for name, expr in _dashboard_queries():
             result.dashboard_results[name] = stack_.query(expr)
         _finish(incidents, stack_, "incidents")
+        _leaky_span(stack_)
         healthy = _agent(stack_, "healthy", "--seconds", "6")
         _finish(healthy, stack_, "healthy")
         _wait_for(
@@ -197,10 +227,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
 
         def traces_hold_every_verdict() -> bool:
             text = stack_.traces_file.read_text() if stack_.traces_file.exists() else ""
-            return (
-                set(re.findall(r'"mcp_health\.verdict","value":\{"stringValue":"(\w+)"', text))
-                >= NON_HEALTHY
-            )
+            verdicts = re.findall(r'"mcp_health\.verdict","value":\{"stringValue":"(\w+)"', text)
+            return set(verdicts) >= NON_HEALTHY and LEAKY_SPAN in text
 
         _wait_for("the kept traces at the backend", traces_hold_every_verdict, stack_)
         result.traces_text = stack_.traces_file.read_text()
@@ -282,6 +310,28 @@ def test_kept_traces_carry_the_verdicts_and_no_canary(run: Run) -> None:
     )
     assert verdicts >= NON_HEALTHY
     assert not _canary_free(run.traces_text)
+
+
+def test_the_collector_scrubs_what_a_careless_instrumentation_sends(run: Run) -> None:
+    spans = [
+        span
+        for line in run.traces_text.splitlines()
+        for resource in json.loads(line)["resourceSpans"]
+        for scope in resource["scopeSpans"]
+        for span in scope["spans"]
+        if span["name"] == LEAKY_SPAN
+    ]
+    assert len(spans) == 1  # kept: its status is an error
+    (span,) = spans
+    keys = {attribute["key"] for attribute in span["attributes"]}
+    assert keys == {"gen_ai.tool.name"}
+    (event,) = span["events"]
+    event_keys = {a["key"] for a in event["attributes"]}
+    assert "exception.type" in event_keys
+    assert not event_keys & {"exception.message", "exception.stacktrace"}
+    assert span["status"].get("message", "") == ""
+    assert span["status"]["code"] == 2  # the error itself is kept
+    assert LEAK_CANARY not in run.traces_text
 
 
 def test_tail_sampling_keeps_only_a_share_of_healthy_traces(run: Run) -> None:
