@@ -218,6 +218,7 @@ class Telemetry:
                     "verdict": (s.attributes or {}).get("mcp_health.verdict"),
                     "reason": (s.attributes or {}).get("mcp_health.reason"),
                     "catalog": (s.attributes or {}).get("mcp_health.catalog.verdict"),
+                    "catalog_reason": (s.attributes or {}).get("mcp_health.catalog.reason"),
                     "effect_unknown": (s.attributes or {}).get("mcp_health.effect.unknown"),
                     "retry": (s.attributes or {}).get("mcp_health.retry.unreconciled"),
                     "outcome_reason": (s.attributes or {}).get("mcp_health.outcome.reason"),
@@ -405,6 +406,43 @@ async def refused(host: Host) -> None:
     await host.session(_transport(f"http://127.0.0.1:{_closed_port()}/mcp"), body, mode="legacy")
 
 
+def high_level(where: str, tool: str) -> Any:
+    async def fault(host: Host) -> None:
+        async def body(client: Any) -> None:
+            await list_all(host, client)
+            await call(host, client, tool)
+
+        server = {"inproc": hostile.build_mcpserver, "stdio": lambda: stdio("mcpserver")}[where]()
+        await host.session(server, body, **({"mode": "legacy"} if where == "stdio" else {}))
+
+    return fault
+
+
+#: Misuse and undigestable installed sets given to ``record_installed_tools``.
+INSTALLED: dict[str, Callable[[], list[Any]]] = {
+    "installed_names": lambda: ["echo", "bad_schema"],
+    "installed_nan": lambda: [{"name": "echo", "inputSchema": {"default": float("nan")}}],
+    "installed_deep": lambda: [{"name": "echo", "inputSchema": hostile._nested(2000)}],
+    "installed_nameless": lambda: [{"description": "no name", "inputSchema": {}}],
+}
+
+
+def installed(name: str) -> Any:
+    async def fault(host: Host) -> None:
+        async def body(client: Any) -> None:
+            await list_all(host, client)
+
+            async def record() -> None:
+                omh.record_installed_tools(client, INSTALLED[name]())
+
+            await host.step("record_installed_tools", record)
+            await call(host, client)
+
+        await host.session(hostile.build_server(), body)
+
+    return fault
+
+
 FAULTS: dict[str, Callable[[Host], Awaitable[None]]] = {
     "echo": listed_then("normal"),
     "schema_violation": listed_then("normal", "bad_schema"),
@@ -418,7 +456,11 @@ FAULTS: dict[str, Callable[[Host], Awaitable[None]]] = {
     "hang": listed_then("normal", "hang", timeout=0.5),
     "host_cancel": host_cancel("inproc"),
     **{name: with_verifier(name) for name in VERIFIERS},
+    "mcpserver_raises": high_level("inproc", "leak"),
+    "mcpserver_huge_result": high_level("inproc", "huge"),
+    **{name: installed(name) for name in INSTALLED},
     "stdio_echo": listed_then("normal", where="stdio"),
+    "stdio_mcpserver_raises": high_level("stdio", "leak"),
     "stdio_crash": listed_then("normal", "crash", where="stdio"),
     "stdio_hang": listed_then("normal", "hang", where="stdio", timeout=0.5),
     "stdio_host_cancel": host_cancel("stdio"),

@@ -3,7 +3,9 @@
 * :func:`build_server`: a low-level ``Server`` whose catalog is chosen by ``catalog`` (normal,
   one huge page, a long or looping cursor chain, NaN, deep nesting, a 1 MB tool name) and whose
   tools echo, break their output schema, raise with a canary message, hang or crash.
-* ``python hostile.py stdio CATALOG``: that server over stdio.
+* :func:`build_mcpserver`: the high-level ``MCPServer`` with a tool that raises and one with a
+  5 MB result.
+* ``python hostile.py stdio CATALOG``: that server over stdio (``mcpserver``: the high-level one).
 * ``python hostile.py raw-stdio FAULT``: a scripted stdio peer that answers the handshake, then
   answers every later request with garbage, non-UTF-8 bytes or invalid JSON-RPC.
 * :class:`RawHttp`: a scripted streamable-HTTP peer (asyncio, no framework) that answers the
@@ -129,6 +131,23 @@ def build_server(catalog: str = "normal") -> Server[Any]:
     return Server(
         "hostile", version="6.6.6", on_list_tools=on_list_tools, on_call_tool=on_call_tool
     )
+
+
+def build_mcpserver() -> Any:
+    """The high-level ``MCPServer`` (FastMCP style): a tool that raises, one with a 5 MB result."""
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("hostile-high-level", instructions=f"use me {CANARY_DESCRIPTION}")
+
+    @server.tool(description=f"Raises. {CANARY_DESCRIPTION}")
+    def leak(secret: str) -> str:
+        raise ValueError(f"{CANARY_ERROR} {secret}")
+
+    @server.tool(description="A huge answer.")
+    def huge(secret: str) -> str:
+        return f"{CANARY_RESULT} {secret} " * 120_000
+
+    return server
 
 
 # ---- scripted peers ---------------------------------------------------------------------------
@@ -288,6 +307,9 @@ class RawHttp:
 async def _stdio(catalog: str) -> None:
     from mcp.server.stdio import stdio_server
 
+    if catalog == "mcpserver":
+        await build_mcpserver().run_stdio_async()
+        return
     server = build_server(catalog)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())

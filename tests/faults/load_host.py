@@ -25,6 +25,7 @@ from mcp import Client
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanContext, TraceFlags
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -88,6 +89,9 @@ class Counting(SpanExporter):
         return SpanExportResult.SUCCESS
 
 
+SAMPLED = TraceFlags(TraceFlags.SAMPLED)
+
+
 def template(pages: int) -> list[ReadableSpan]:
     """The spans of one real instrumented session over a catalog of ``pages`` pages."""
     exporter = InMemorySpanExporter()
@@ -117,17 +121,28 @@ def state(n: int, pages: int, traced: int) -> dict[str, Any]:
     if pages > 1:
         listing = [s for s in spans if s.name == "tools/list"]
         spans = [*spans, *listing[:-1]]
-    scope = spans[0].instrumentation_scope
-    assert scope is not None
     exporter = Counting()
-    tracer = pipeline(exporter).get_tracer(scope.name, scope.version)
-    replayed = [(s.name, s.kind, dict(s.attributes or {})) for s in spans]
+    processor = omh.McpHealthSpanProcessor(SimpleSpanProcessor(exporter))
 
     def replay(first: int, last: int) -> None:
+        """Hand each session's spans to the processor's ``on_end``, as the SDK does."""
         for i in range(first, last):
             key = f"load-session-{i}"
-            for name, kind, attrs in replayed:
-                tracer.start_span(name, kind=kind, attributes={**attrs, A.SESSION_KEY: key}).end()
+            for j, span in enumerate(spans):
+                context = SpanContext(i + 1, j + 1, is_remote=False, trace_flags=SAMPLED)
+                attrs = {**(span.attributes or {}), A.SESSION_KEY: key}
+                processor.on_end(
+                    ReadableSpan(
+                        span.name,
+                        context=context,
+                        attributes=attrs,
+                        kind=span.kind,
+                        instrumentation_scope=span.instrumentation_scope,
+                        start_time=span.start_time,
+                        end_time=span.end_time,
+                        resource=span.resource,
+                    )
+                )
 
     gc.collect()
     tracemalloc.start()
