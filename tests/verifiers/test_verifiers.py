@@ -186,3 +186,47 @@ def test_registry() -> None:
     assert verifier_for("export") is None
     with pytest.raises(ValueError, match="timeout"):
         register_verifier("x", lambda _: True, timeout=0)
+
+
+def test_runner_abandon_delivers_outstanding_receipts_as_inconclusive() -> None:
+    """The exit hook: a receipt still outstanding is delivered now, once, and late answers drop."""
+    runner = VerifierRunner(max_workers=1)
+    release = threading.Event()
+    got: list[Receipt] = []
+
+    def hang(_: CallContext) -> bool:
+        release.wait(10)
+        return True
+
+    runner.submit(Verifier(hang, "callable", 60.0), ctx(), lambda r, d: got.append(r))
+    runner.submit(Verifier(lambda _: True, "queued", 60.0), ctx(), lambda r, d: got.append(r))
+    assert not runner.wait_idle(0.1)
+    runner.abandon()
+    assert runner.wait_idle(1.0)
+    release.set()
+    time.sleep(0.05)
+    assert sorted((r.method, r.result, r.reason) for r in got) == [
+        ("callable", OutcomeResult.INCONCLUSIVE, REASON_TIMEOUT),
+        ("queued", OutcomeResult.INCONCLUSIVE, REASON_TIMEOUT),
+    ]
+    runner.shutdown()
+
+
+def test_runner_after_shutdown_answers_at_once() -> None:
+    runner = VerifierRunner(max_workers=1)
+    runner.shutdown()
+    got: list[Receipt] = []
+    runner.submit(Verifier(lambda _: True, "callable", 5.0), ctx(), lambda r, d: got.append(r))
+    assert [(r.result, r.reason) for r in got] == [(OutcomeResult.INCONCLUSIVE, REASON_RAISED)]
+    assert runner.wait_idle(0.1)
+
+
+def test_runner_workers_are_daemon_threads() -> None:
+    runner = VerifierRunner(max_workers=2)
+    done = threading.Event()
+    runner.submit(Verifier(lambda _: True, "callable", 5.0), ctx(), lambda r, d: done.set())
+    assert done.wait(5)
+    workers = [t for t in threading.enumerate() if t.name.startswith("mcp-health-verifier")]
+    assert workers
+    assert all(t.daemon for t in workers)
+    runner.shutdown()
