@@ -36,6 +36,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import logging
+import os
 import queue
 import re
 import threading
@@ -300,12 +301,17 @@ class VerifierRunner:
 
     def __init__(self, max_workers: int = 4) -> None:
         self._max_workers = max_workers
+        self._closed = False
+        self._reset()
+        atexit.register(self.abandon)
+        # A forked child inherits no threads: it starts its own workers and owes no receipts.
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._workers: list[threading.Thread] = []
         self._idle = threading.Condition()
         self._open: set[_Job] = set()
-        self._closed = False
-        atexit.register(self.abandon)
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until every submitted receipt was delivered; ``False`` if ``timeout`` ran out."""

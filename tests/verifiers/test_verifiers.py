@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import multiprocessing
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -229,4 +231,26 @@ def test_runner_workers_are_daemon_threads() -> None:
     workers = [t for t in threading.enumerate() if t.name.startswith("mcp-health-verifier")]
     assert workers
     assert all(t.daemon for t in workers)
+    runner.shutdown()
+
+
+def _submit_in_child(runner: VerifierRunner, conn: Any) -> None:
+    got: list[Receipt] = []
+    runner.submit(Verifier(lambda _: True, "callable", 5.0), ctx(), lambda r, d: got.append(r))
+    conn.send((runner.wait_idle(5.0), [r.result.value for r in got]))
+
+
+def test_runner_works_in_a_forked_child() -> None:
+    """The child inherits the runner but none of its threads: it must start its own workers."""
+    runner = VerifierRunner(max_workers=1)
+    done = threading.Event()
+    runner.submit(Verifier(lambda _: True, "callable", 5.0), ctx(), lambda r, d: done.set())
+    assert done.wait(5)
+    fork = multiprocessing.get_context("fork")
+    parent, child = fork.Pipe()
+    process = fork.Process(target=_submit_in_child, args=(runner, child))
+    process.start()
+    assert parent.poll(20)
+    assert parent.recv() == (True, ["passed"])
+    process.join(10)
     runner.shutdown()
