@@ -422,7 +422,7 @@ def high_level(where: str, tool: str) -> Any:
 INSTALLED: dict[str, Callable[[], list[Any]]] = {
     "installed_names": lambda: ["echo", "bad_schema"],
     "installed_nan": lambda: [{"name": "echo", "inputSchema": {"default": float("nan")}}],
-    "installed_deep": lambda: [{"name": "echo", "inputSchema": hostile._nested(2000)}],
+    "installed_deep": lambda: [{"name": "echo", "inputSchema": hostile.nested(2000)}],
     "installed_nameless": lambda: [{"description": "no name", "inputSchema": {}}],
 }
 

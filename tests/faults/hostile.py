@@ -76,7 +76,7 @@ TOOLS = [
 ]
 
 
-def _nested(depth: int) -> dict[str, Any]:
+def nested(depth: int) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "object"}
     for _ in range(depth):
         schema = {"type": "object", "properties": {"a": schema}}
@@ -101,7 +101,7 @@ def _page(catalog: str, cursor: str | None) -> types.ListToolsResult:
         odd = _tool("nan_tool", input_schema={"type": "object", "default": float("nan")})
         return types.ListToolsResult(tools=[*TOOLS, odd])
     if catalog == "deep":
-        return types.ListToolsResult(tools=[*TOOLS, _tool("deep", input_schema=_nested(2000))])
+        return types.ListToolsResult(tools=[*TOOLS, _tool("deep", input_schema=nested(2000))])
     if catalog == "huge_name":
         return types.ListToolsResult(tools=[*TOOLS, _tool(HUGE_NAME)])
     return types.ListToolsResult(tools=TOOLS)

@@ -150,7 +150,8 @@ def _seen(step: dict[str, Any]) -> Any:
         raised = step["raised"]
 
         def shape(exc: dict[str, Any]) -> Any:
-            return (exc["type"], exc["digest"], [shape(c) for c in exc.get("children", [])])
+            children = [shape(c) for c in exc.get("children", [])]
+            return (exc["type"], exc.get("code"), exc["digest"], children)
 
         return (step["label"], "raised", shape(raised))
     value = step["value"]
