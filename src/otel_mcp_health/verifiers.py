@@ -22,23 +22,28 @@ Usage::
 
 Built-in verifiers: :func:`file_digest`, :func:`sqlite_row` (any DB-API connection factory),
 :func:`http_status` (HTTP GET) and :func:`from_callable` (any user function). A verifier that
-raises, hangs past its timeout or returns garbage gives an ``inconclusive`` receipt with a reason
-code, and never affects the call: verifiers run on a small worker pool, the host's call returns
-first, and a timer delivers the ``inconclusive`` receipt when a verifier hangs.
+raises (anything, even a ``BaseException``), hangs past its timeout, returns garbage or a malformed
+receipt gives an ``inconclusive`` receipt with a reason code, and never affects the call: verifiers
+run on a small pool of daemon threads, the host's call returns first, a timer delivers the
+``inconclusive`` receipt when a verifier hangs, and a hung verifier never delays the host's exit.
+Logs name only the exception's type: its message may quote what the verifier read.
 
 No verifier → the outcome layer stays ``unobserved`` and the call is at best ``unverified``.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import logging
+import os
+import queue
+import re
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, TypeAlias, TypeVar
@@ -53,6 +58,7 @@ DEFAULT_TIMEOUT_S: Final = 5.0
 REASON_RAISED: Final = "verifier_raised"
 REASON_TIMEOUT: Final = "verifier_timeout"
 REASON_GARBAGE: Final = "verifier_returned_garbage"
+REASON_MALFORMED: Final = "verifier_malformed_receipt"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +83,9 @@ class Receipt:
     ``method`` names the kind of receipt (``file_digest``, ``sqlite_row``, ``http_status``, ...),
     ``confidence`` how strong it is (1.0 for deterministic checks; lower for e.g. an LLM judge),
     ``reason`` a short code (never a value) explaining a failed or inconclusive receipt.
+    ``method`` and ``reason`` are exported, so they must be codes (letters, digits and
+    ``_.:<>-``, at most 64 characters) and ``confidence`` ``None`` or a number in [0, 1]; any other
+    receipt is replaced by an ``inconclusive`` one with reason ``verifier_malformed_receipt``.
     """
 
     result: OutcomeResult
@@ -172,11 +181,40 @@ def verifier_for(tool_name: str) -> Verifier | str | None:
 
 
 # ----------------------------------------------------------------------------------------------
-# Running verifiers: never raise, never block the caller past the timeout
+# Running verifiers: never raise, never block the caller past the timeout, never delay exit
 # ----------------------------------------------------------------------------------------------
+#: What an exported method or reason may look like: a short code, never a value.
+_CODE: Final = re.compile(r"[A-Za-z0-9_.:<>-]{1,64}")
+
+
+def _well_formed(receipt: Receipt) -> bool:
+    """A receipt whose every exported field is what :class:`Receipt` promises (it is user data)."""
+    result: object = receipt.result
+    confidence: object = receipt.confidence
+    return (
+        isinstance(result, OutcomeResult)
+        and _is_code(receipt.method)
+        and (receipt.reason is None or _is_code(receipt.reason))
+        and (
+            confidence is None
+            or (
+                isinstance(confidence, int | float)
+                and not isinstance(confidence, bool)
+                and 0.0 <= confidence <= 1.0
+            )
+        )
+    )
+
+
+def _is_code(value: object) -> bool:
+    return isinstance(value, str) and _CODE.fullmatch(value) is not None
+
+
 def _coerce(value: object, method: str) -> Receipt:
     if isinstance(value, Receipt):
-        return value
+        if _well_formed(value):
+            return value
+        return Receipt(OutcomeResult.INCONCLUSIVE, method, confidence=None, reason=REASON_MALFORMED)
     if value is True:
         return Receipt(OutcomeResult.PASSED, method)
     if value is False:
@@ -187,87 +225,145 @@ def _coerce(value: object, method: str) -> Receipt:
 
 
 def run_verifier(verifier: Verifier, call: CallContext) -> Receipt:
-    """Run a verifier in the current thread; exceptions become ``inconclusive`` receipts."""
+    """Run a verifier in the current thread; anything it raises becomes ``inconclusive``.
+
+    Even a ``BaseException`` (``asyncio.CancelledError``, ``SystemExit``, ``KeyboardInterrupt``,
+    ...): the verifier runs on our worker thread, where none of them means "stop the host", and
+    swallowing them is what guarantees one receipt per call. Only the exception's type is logged:
+    its message may quote the call's arguments.
+    """
     try:
         return _coerce(verifier.fn(call), verifier.method)
-    except Exception:  # a verifier is user code: it must never break anything
-        _logger.debug("outcome verifier for %s raised", call.tool, exc_info=True)
+    except BaseException as exc:  # a verifier is user code: it must never break anything
+        _logger.debug("mcp_health: outcome verifier %r raised %s", verifier.method, _type_name(exc))
         return Receipt(
             OutcomeResult.INCONCLUSIVE, verifier.method, confidence=None, reason=REASON_RAISED
         )
 
 
+def _type_name(exc: BaseException) -> str:
+    kind = type(exc)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
 ReceiptCallback = Callable[[Receipt, float], None]
 
 
+class _Job:
+    """One submission: delivers exactly one receipt (the verifier's, or an inconclusive one)."""
+
+    __slots__ = ("_callback", "_done", "_guard", "_runner", "_started", "call", "timer", "verifier")
+
+    def __init__(
+        self, runner: VerifierRunner, verifier: Verifier, call: CallContext, cb: ReceiptCallback
+    ) -> None:
+        self._runner, self.verifier, self.call, self._callback = runner, verifier, call, cb
+        self._started = time.perf_counter()
+        self._guard = threading.Lock()
+        self._done = False
+        self.timer = threading.Timer(verifier.timeout, self.expire)
+        self.timer.daemon = True
+
+    def run(self) -> None:
+        if not self._done:  # expired while queued: do not start a verifier nobody waits for
+            self.deliver(run_verifier(self.verifier, self.call))
+
+    def expire(self, reason: str = REASON_TIMEOUT) -> None:
+        self.deliver(Receipt(OutcomeResult.INCONCLUSIVE, self.verifier.method, None, reason))
+
+    def deliver(self, receipt: Receipt) -> None:
+        with self._guard:
+            if self._done:
+                return  # a late answer after the timeout: dropped
+            self._done = True
+        self.timer.cancel()
+        try:
+            self._callback(receipt, time.perf_counter() - self._started)
+        except BaseException as exc:  # our own callback: the worker must survive
+            _logger.debug("mcp_health: receipt callback raised %s", _type_name(exc))
+        finally:
+            self._runner._delivered(self)
+
+
 class VerifierRunner:
-    """A small worker pool that delivers exactly one receipt per submission, on time.
+    """A small pool of daemon worker threads that delivers exactly one receipt per submission.
 
     :meth:`submit` returns at once. The callback gets the receipt and the verifier's duration in
-    seconds, from the worker thread, or from a timer thread with an ``inconclusive`` /
+    seconds, from a worker thread, or from a timer thread with an ``inconclusive`` /
     ``verifier_timeout`` receipt when the verifier has not answered within its timeout (the hung
     worker is abandoned; a late answer is dropped).
+
+    The host's exit is never delayed: the workers are daemon threads (a hung verifier cannot keep
+    the interpreter alive, unlike a ``ThreadPoolExecutor``'s, which are joined at exit), and an
+    exit hook delivers every receipt still outstanding as ``inconclusive`` / ``verifier_timeout``,
+    so the spans waiting for them end before the tracer provider's own exit hook exports.
     """
 
     def __init__(self, max_workers: int = 4) -> None:
-        self._executor = ThreadPoolExecutor(
-            max_workers=max_workers, thread_name_prefix="mcp-health-verifier"
-        )
+        self._max_workers = max_workers
+        self._closed = False
+        self._reset()
+        atexit.register(self.abandon)
+        # A forked child inherits no threads: it starts its own workers and owes no receipts.
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._workers: list[threading.Thread] = []
         self._idle = threading.Condition()
-        self._pending = 0
+        self._open: set[_Job] = set()
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until every submitted receipt was delivered; ``False`` if ``timeout`` ran out."""
         with self._idle:
-            return self._idle.wait_for(lambda: self._pending == 0, timeout=timeout)
+            return self._idle.wait_for(lambda: not self._open, timeout=timeout)
 
     def submit(self, verifier: Verifier, call: CallContext, callback: ReceiptCallback) -> None:
         """Run ``verifier`` on ``call`` in the background and hand its receipt to ``callback``."""
-        started = time.perf_counter()
-        delivered = threading.Event()
-        guard = threading.Lock()
-
-        def deliver(receipt: Receipt) -> None:
-            with guard:
-                if delivered.is_set():
-                    return
-                delivered.set()
-            try:
-                callback(receipt, time.perf_counter() - started)
-            except Exception:
-                _logger.debug("receipt callback failed", exc_info=True)
-            finally:
-                with self._idle:
-                    self._pending -= 1
-                    self._idle.notify_all()
-
-        def work() -> None:
-            deliver(run_verifier(verifier, call))
-
-        def expire() -> None:
-            deliver(
-                Receipt(
-                    OutcomeResult.INCONCLUSIVE,
-                    verifier.method,
-                    confidence=None,
-                    reason=REASON_TIMEOUT,
-                )
-            )
-
+        job = _Job(self, verifier, call, callback)
         with self._idle:
-            self._pending += 1
-        timer = threading.Timer(verifier.timeout, expire)
-        timer.daemon = True
-        timer.start()
-        try:
-            self._executor.submit(work).add_done_callback(lambda _: timer.cancel())
-        except RuntimeError:  # executor shut down: answer now, inconclusive
-            timer.cancel()
-            deliver(Receipt(OutcomeResult.INCONCLUSIVE, verifier.method, None, REASON_RAISED))
+            self._open.add(job)
+            closed = self._closed
+            if not closed and len(self._workers) < self._max_workers:
+                self._start_worker()
+        if closed:  # shut down: answer now, inconclusive
+            job.expire(REASON_RAISED)
+            return
+        job.timer.start()
+        self._jobs.put(job)
+
+    def abandon(self) -> None:
+        """Deliver every outstanding receipt now as ``inconclusive`` (the exit hook)."""
+        with self._idle:
+            self._closed = True
+            jobs = list(self._open)
+        for job in jobs:
+            job.expire()
 
     def shutdown(self) -> None:
-        """Stop accepting work; running verifiers are not waited for."""
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        """Stop accepting work; running verifiers are not waited for, queued ones never start."""
+        atexit.unregister(self.abandon)
+        with self._idle:
+            self._closed = True
+            workers = len(self._workers)
+        for _ in range(workers):
+            self._jobs.put(None)
+
+    def _start_worker(self) -> None:
+        worker = threading.Thread(
+            target=self._work, name=f"mcp-health-verifier-{len(self._workers)}", daemon=True
+        )
+        worker.start()
+        self._workers.append(worker)
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            job.run()
+
+    def _delivered(self, job: _Job) -> None:
+        with self._idle:
+            self._open.discard(job)
+            self._idle.notify_all()
 
 
 # ----------------------------------------------------------------------------------------------

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import multiprocessing
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,3 +188,69 @@ def test_registry() -> None:
     assert verifier_for("export") is None
     with pytest.raises(ValueError, match="timeout"):
         register_verifier("x", lambda _: True, timeout=0)
+
+
+def test_runner_abandon_delivers_outstanding_receipts_as_inconclusive() -> None:
+    """The exit hook: a receipt still outstanding is delivered now, once, and late answers drop."""
+    runner = VerifierRunner(max_workers=1)
+    release = threading.Event()
+    got: list[Receipt] = []
+
+    def hang(_: CallContext) -> bool:
+        release.wait(10)
+        return True
+
+    runner.submit(Verifier(hang, "callable", 60.0), ctx(), lambda r, d: got.append(r))
+    runner.submit(Verifier(lambda _: True, "queued", 60.0), ctx(), lambda r, d: got.append(r))
+    assert not runner.wait_idle(0.1)
+    runner.abandon()
+    assert runner.wait_idle(1.0)
+    release.set()
+    time.sleep(0.05)
+    assert sorted((r.method, r.result, r.reason) for r in got) == [
+        ("callable", OutcomeResult.INCONCLUSIVE, REASON_TIMEOUT),
+        ("queued", OutcomeResult.INCONCLUSIVE, REASON_TIMEOUT),
+    ]
+    runner.shutdown()
+
+
+def test_runner_after_shutdown_answers_at_once() -> None:
+    runner = VerifierRunner(max_workers=1)
+    runner.shutdown()
+    got: list[Receipt] = []
+    runner.submit(Verifier(lambda _: True, "callable", 5.0), ctx(), lambda r, d: got.append(r))
+    assert [(r.result, r.reason) for r in got] == [(OutcomeResult.INCONCLUSIVE, REASON_RAISED)]
+    assert runner.wait_idle(0.1)
+
+
+def test_runner_workers_are_daemon_threads() -> None:
+    runner = VerifierRunner(max_workers=2)
+    done = threading.Event()
+    runner.submit(Verifier(lambda _: True, "callable", 5.0), ctx(), lambda r, d: done.set())
+    assert done.wait(5)
+    workers = [t for t in threading.enumerate() if t.name.startswith("mcp-health-verifier")]
+    assert workers
+    assert all(t.daemon for t in workers)
+    runner.shutdown()
+
+
+def _submit_in_child(runner: VerifierRunner, conn: Any) -> None:
+    got: list[Receipt] = []
+    runner.submit(Verifier(lambda _: True, "callable", 5.0), ctx(), lambda r, d: got.append(r))
+    conn.send((runner.wait_idle(5.0), [r.result.value for r in got]))
+
+
+def test_runner_works_in_a_forked_child() -> None:
+    """The child inherits the runner but none of its threads: it must start its own workers."""
+    runner = VerifierRunner(max_workers=1)
+    done = threading.Event()
+    runner.submit(Verifier(lambda _: True, "callable", 5.0), ctx(), lambda r, d: done.set())
+    assert done.wait(5)
+    fork = multiprocessing.get_context("fork")
+    parent, child = fork.Pipe()
+    process = fork.Process(target=_submit_in_child, args=(runner, child))
+    process.start()
+    assert parent.poll(20)
+    assert parent.recv() == (True, ["passed"])
+    process.join(10)
+    runner.shutdown()
