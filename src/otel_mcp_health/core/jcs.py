@@ -124,8 +124,9 @@ def type_proof(value: Any) -> bytes | None:
 
 
 #: A non-finite double in marshal format 2: ``g`` then 8 little-endian bytes whose exponent bits
-#: are all set. Elsewhere the pattern can only match inside integer payloads (UTF-8 never has a
-#: lead byte >= 0xF0 before 0x7F or 0xFF), and a false match only costs the exact path.
+#: are all set, so its last byte is 0x7F or 0xFF (two quick ``memchr`` checks come first).
+#: Elsewhere the pattern can only match inside integer payloads (UTF-8 never has a lead byte
+#: >= 0xF0 before 0x7F or 0xFF), and a false match only costs the exact path.
 _NON_FINITE: Final = re.compile(rb"g[\x00-\xff]{6}[\xf0-\xff][\x7f\xff]")
 
 
@@ -143,9 +144,6 @@ def _marks_table() -> bytes:
 _MARKS: Final = _marks_table()
 _DIGIT: Final = ord("0")
 _LONG_INT: Final = b"0" * _SAFE_DIGITS
-#: A key (a string followed by ``:``) holding a supplementary character, in masked output: a match
-#: cannot start at a closing quote, since no 4-byte lead occurs outside strings.
-_SUPPLEMENTARY_KEY: Final = re.compile(rb'"[^"]*[\xf0-\xf4][^"]*":')
 _NUMBER: Final = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 
 
@@ -169,10 +167,23 @@ def _settle(out: bytes, *, ints_checked: bool) -> bytes:
     marks = out.translate(_MARKS)
     if not ints_checked and _LONG_INT in marks:
         raise _Defer  # a 16-digit run: maybe an unsafe integer (or string content)
-    if b"!" in marks and _SUPPLEMENTARY_KEY.search(_mask(out)):
+    if not out.isascii() and _supplementary_key(out, marks):
         raise _Defer  # UTF-16 order may differ from code-point order
     hit = marks.find(b"0.")
     return out if hit < 0 else _rewrite_floats(out, marks, hit)
+
+
+def _supplementary_key(out: bytes, marks: bytes) -> bool:
+    """Whether a key holds a supplementary character. A 4-byte lead only occurs inside strings;
+    the next unescaped quote after it closes that string, and a key's is followed by ``:``."""
+    masked = _mask(out)
+    lead = marks.find(b"!")
+    while lead >= 0:
+        close = masked.find(b'"', lead)
+        if masked[close + 1 : close + 2] == b":":
+            return True
+        lead = marks.find(b"!", close)
+    return False
 
 
 def _rewrite_floats(out: bytes, marks: bytes, hit: int) -> bytes:
@@ -204,8 +215,8 @@ def _refuse(value: Any) -> Any:
     raise TypeError
 
 
-def _load_orjson() -> Callable[[Any], bytes] | None:
-    """``orjson.dumps`` set up for JCS, when the optional [fast] extra is installed."""
+def _load_orjson() -> tuple[Callable[[Any, Any, int], bytes], int] | None:
+    """``orjson.dumps`` and its options for JCS, when the optional [fast] extra is installed."""
     try:
         import orjson
     except ImportError:
@@ -217,21 +228,22 @@ def _load_orjson() -> Callable[[Any], bytes] | None:
         | orjson.OPT_PASSTHROUGH_DATACLASS
         | orjson.OPT_PASSTHROUGH_DATETIME
     )
-    return functools.partial(orjson.dumps, default=_refuse, option=options)
+    return orjson.dumps, options
 
 
-_ORJSON_DUMPS: Final = _load_orjson()
+_ORJSON: Final = _load_orjson()
 
 
 def _fast_orjson(value: Any, proof: bytes) -> bytes:
-    if _ORJSON_DUMPS is None:
+    if _ORJSON is None:
         raise _Defer
+    dumps, options = _ORJSON
     try:
-        out = _ORJSON_DUMPS(value)
+        out = dumps(value, _refuse, options)
     except TypeError:  # orjson.JSONEncodeError: a refused type or key, a surrogate, deep nesting
         raise _Defer from None
-    if b"null" in out and _NON_FINITE.search(proof):
-        raise _Defer  # NaN and infinities are written as null
+    if (b"\x7f" in proof or b"\xff" in proof) and b"null" in out and _NON_FINITE.search(proof):
+        raise _Defer  # NaN and infinities are written as null (see _NON_FINITE)
     return _settle(out, ints_checked=True)
 
 
@@ -259,17 +271,20 @@ def _str_keys_only(value: Any) -> bool:
         if depth > MAX_DEPTH:
             return False
         if type(node) is dict:
-            if not all(type(key) is str for key in node):
+            try:
+                "".join(node)  # C speed: fails on the first key that is not a str
+            except TypeError:
                 return False
             node = node.values()
-        stack.extend((child, depth + 1) for child in node if type(child) in _CONTAINERS)
+        depth += 1
+        stack += [(child, depth) for child in node if type(child) in _CONTAINERS]
     return True
 
 
 _CONTAINERS: Final = (dict, list, tuple)
 
 #: The fast path in use: ``"orjson"`` when installed, else ``"stdlib"``.
-ENCODER: Final = "stdlib" if _ORJSON_DUMPS is None else "orjson"
+ENCODER: Final = "stdlib" if _ORJSON is None else "orjson"
 _FAST: Final[dict[str, Callable[[Any, bytes], bytes]]] = {
     "orjson": _fast_orjson,
     "stdlib": _fast_stdlib,
