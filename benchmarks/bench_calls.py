@@ -21,6 +21,7 @@ set-up (instrumentation, processor, MeterProvider). Results: ``benchmarks/.resul
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -39,7 +40,7 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 
 from _server import build_server  # noqa: E402
 
-ROUNDS = int(__import__("os").environ.get("BENCH_ROUNDS", "7"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "6"))
 CALLS = {"in-process": 300, "stdio": 200, "streamable HTTP": 150}
 WARMUP = 20
 SESSIONS = 200

@@ -38,7 +38,7 @@ from _common import Report, median, spread
 from otel_mcp_health.core import jcs
 from otel_mcp_health.core.digest import CatalogDigester, project_tool
 
-ROUNDS = 15
+ROUNDS = 11
 CATALOGS: dict[str, tuple[str, Callable[[], list[dict[str, Any]]]]] = {
     "typical": ("schema-dense, integer bounds, ASCII descriptions", make_typical_catalog),
     "heavy": ("long descriptions, floats such as 0.0 and 1e-7, emoji", make_catalog),

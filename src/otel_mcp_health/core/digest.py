@@ -73,12 +73,7 @@ DEFAULT_MAX_TOOLS: Final = 4096
 #: How many whole catalogs (lists of tool keys) a digester remembers the digest of.
 RECENT_CATALOGS: Final = 4
 
-# marshal format 2, deliberately: formats 3 and 4 are faster but flag every object whose
-# reference count is above one and write back-references for objects met twice, so the bytes of
-# an unchanged tool would change as soon as someone else holds a reference to one of its strings
-# (the cache itself does, for the name), making warm digests miss. Format 2 writes content only
-# (plus the "interned" bit of a string, which seldom changes; a change only costs a miss).
-_MARSHAL_VERSION: Final = 2
+_MARSHAL_VERSION: Final = jcs.MARSHAL_FORMAT  # why format 2: see there
 _dumps: Final = marshal.dumps
 
 _Entry = tuple[str, bytes]  # (name, canonical bytes of the projected tool); sorts as §3 requires
@@ -124,12 +119,7 @@ def _entry(tool: object, key: bytes | None = None) -> _Entry:
 
 def _cache_key(tool: object) -> bytes | None:
     """The tool's cache key, or ``None`` when it cannot have one (then it is not cached)."""
-    if type(tool) is not dict:
-        return None
-    try:
-        return marshal.dumps(tool, _MARSHAL_VERSION)
-    except (ValueError, TypeError, RecursionError):
-        return None
+    return jcs.type_proof(tool) if type(tool) is dict else None
 
 
 def _assemble(entries: list[_Entry]) -> bytes:

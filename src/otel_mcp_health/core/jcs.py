@@ -44,7 +44,15 @@ from typing import Any, Final
 
 import rfc8785
 
-__all__ = ["ENCODER", "MAX_DEPTH", "JcsError", "canonicalize", "exact", "type_proof"]
+__all__ = [
+    "ENCODER",
+    "MARSHAL_FORMAT",
+    "MAX_DEPTH",
+    "JcsError",
+    "canonicalize",
+    "exact",
+    "type_proof",
+]
 
 #: Deepest container nesting accepted (the top-level value is depth 0).
 MAX_DEPTH: Final = 500
@@ -113,12 +121,21 @@ def _deeper_than(value: Any, limit: int) -> bool:
 
 
 # ---- the fast path -------------------------------------------------------------------------------
+#: marshal format 2, deliberately: formats 3 and 4 are faster but flag every object whose
+#: reference count is above one and write back-references for objects met twice, so the bytes of
+#: an unchanged value would change as soon as someone else holds a reference to one of its strings
+#: (the digest cache itself does, for a tool's name), making warm digests miss. Format 2 writes
+#: content only (plus the "interned" bit of a string, which seldom changes; a change only costs a
+#: cache miss).
+MARSHAL_FORMAT: Final = 2
+
+
 def type_proof(value: Any) -> bytes | None:
     """``marshal`` format 2 bytes of ``value``: proof that it holds only exact built-in types.
 
     ``None`` when marshal refuses it (a subclass, a foreign object, a cycle, deep nesting)."""
     try:
-        return marshal.dumps(value, 2)
+        return marshal.dumps(value, MARSHAL_FORMAT)
     except (ValueError, TypeError, RecursionError):
         return None
 
