@@ -114,7 +114,10 @@ def _entry(tool: object, key: bytes | None = None) -> _Entry:
     name = projected.get("name")
     if not isinstance(name, str):
         raise DigestError(REASON_TOOL_WITHOUT_NAME, type(name).__name__)
-    return str.__str__(name), canonicalize(projected, key)
+    try:
+        return str.__str__(name), jcs.canonicalize(projected, key)
+    except jcs.JcsError as exc:
+        raise DigestError(REASON_UNREPRESENTABLE, exc.kind) from None
 
 
 def _cache_key(tool: object) -> bytes | None:

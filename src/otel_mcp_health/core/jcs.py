@@ -177,7 +177,7 @@ def _float_text(token: bytes) -> bytes:
     return rfc8785.dumps(float(token))  # shortest round-trip digits parse back exactly
 
 
-def _settle(out: bytes, *, ints_checked: bool) -> bytes:
+def _settle(out: bytes, ints_checked: bool) -> bytes:
     """JCS bytes from a C encoder's key-sorted, compact, unescaped UTF-8 output, or :class:`_Defer`.
 
     ``ints_checked``: the encoder already refused integers outside +/-(2**53 - 1)."""
@@ -261,7 +261,7 @@ def _fast_orjson(value: Any, proof: bytes) -> bytes:
         raise _Defer from None
     if (b"\x7f" in proof or b"\xff" in proof) and b"null" in out and _NON_FINITE.search(proof):
         raise _Defer  # NaN and infinities are written as null (see _NON_FINITE)
-    return _settle(out, ints_checked=True)
+    return _settle(out, True)
 
 
 _stdlib_encode: Final = json.JSONEncoder(
@@ -276,7 +276,7 @@ def _fast_stdlib(value: Any, proof: bytes) -> bytes:
         out = _stdlib_encode(value).encode("utf-8")
     except (ValueError, TypeError, RecursionError):  # NaN, a refused type, a lone surrogate
         raise _Defer from None
-    return _settle(out, ints_checked=False)
+    return _settle(out, False)
 
 
 def _str_keys_only(value: Any) -> bool:
