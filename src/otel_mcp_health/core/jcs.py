@@ -282,19 +282,21 @@ def _fast_stdlib(value: Any, proof: bytes) -> bytes:
 def _str_keys_only(value: Any) -> bool:
     """Whether every key is a ``str`` (the standard library's encoder would write ``1`` as
     ``"1"``) and nesting stays within :data:`MAX_DEPTH`. ``value`` holds exact types only."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        node, depth = stack.pop()
+    level, depth = [value], 0
+    while level:
         if depth > MAX_DEPTH:
             return False
-        if type(node) is dict:
-            try:
-                "".join(node)  # C speed: fails on the first key that is not a str
-            except TypeError:
-                return False
-            node = node.values()
-        depth += 1
-        stack += [(child, depth) for child in node if type(child) in _CONTAINERS]
+        below: list[Any] = []
+        for node in level:
+            children = node
+            if type(node) is dict:
+                try:
+                    "".join(node)  # C speed: fails on the first key that is not a str
+                except TypeError:
+                    return False
+                children = node.values()
+            below += [child for child in children if type(child) in _CONTAINERS]
+        level, depth = below, depth + 1
     return True
 
 
