@@ -30,8 +30,8 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import _pipelines
-from _common import HERE, Report, median, ratio, spread
-from _pipelines import BASELINE, CONFIGS, METERED, Config, configured
+from _common import HERE, Report, median, ratio, ratio_value, spread
+from _pipelines import BASELINE, CONFIGS, METERED, PROCESSED, Config, configured
 
 _pipelines.install()  # before mcp makes any tracer
 
@@ -46,6 +46,15 @@ WARMUP = 20
 SESSIONS = 200
 SESSION_ROUNDS = 4
 ARGUMENTS = {"query": "otel", "limit": 3}
+#: The issue's targets: (transport, configuration, measure, at most × the SDK's own tracing).
+TARGETS = (
+    ("in-process", PROCESSED, "CPU", 1.15),
+    ("stdio", PROCESSED, "CPU", 1.15),
+    ("stdio", PROCESSED, "latency", 1.05),
+    ("streamable HTTP", PROCESSED, "latency", 1.05),
+    ("in-process", METERED, "CPU", 1.25),
+    ("stdio", METERED, "CPU", 1.25),
+)
 
 
 async def _calls(client: Client, count: int) -> tuple[float, float]:
@@ -106,6 +115,19 @@ async def _http_server() -> AsyncIterator[str]:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def _target_row(
+    measured: dict[str, dict[Config, list[tuple[float, float]]]],
+    target: tuple[str, Config, str, float],
+) -> list[str]:
+    transport, config, what, limit = target
+    index = 0 if what == "CPU" else 1
+    values = [value[index] for value in measured[transport][config]]
+    baseline = [value[index] for value in measured[transport][BASELINE]]
+    result = ratio_value(values, baseline)
+    verdict = "meets" if result <= limit else "misses"
+    return [transport, config.label, what, f"{result:.2f}x", f"{verdict} <= {limit}x"]
 
 
 def _call_rows(results: dict[Config, list[tuple[float, float]]]) -> list[list[str]]:
@@ -187,11 +209,18 @@ async def _main(report: Report) -> None:
         "latency µs",
         "× SDK tracing",
     )
+    measured = {}
     async with _http_server() as url:
         for transport, make in _clients(url).items():
             results = await _transport(make, CALLS[transport])  # type: ignore[arg-type]
+            measured[transport] = results
             report.add("", f"## {transport} `tools/call` ({CALLS[transport]} calls per round)")
             report.table(header, _call_rows(results))
+    report.add("", "## Against the targets (median of the per-round ratios)")
+    report.table(
+        ("transport", "configuration", "measure", "× SDK tracing", "target"),
+        [_target_row(measured, target) for target in TARGETS],
+    )
     report.add("", f"## {SESSIONS} concurrent in-process sessions (list + 3 calls each)")
     report.table(
         ("configuration", "wall ms", "× SDK tracing", "CPU ms", "× SDK tracing"),
