@@ -1,4 +1,4 @@
-"""Canonical catalog digest, projection ``v1`` (SPEC §3).
+"""Canonical catalog digest, projection ``v1`` (docs/model.md, the catalog contract).
 
 The digest answers one question: *is the tool catalog the agent sees the same one the server
 listed?* It must therefore change whenever anything the model reads changes (a new required
@@ -205,7 +205,7 @@ class CatalogDigester:
         return _assemble(sorted(self._entries(items, self._keys(items))))
 
     def digest(self, tools: Iterable[Mapping[str, Any]]) -> str:
-        """``sha256:<hex>`` of the catalog (SPEC §3), or :class:`DigestError`."""
+        """``sha256:<hex>`` of the catalog (docs/model.md), or :class:`DigestError`."""
         items = _as_list(tools)
         if not self._max_tools:
             return _hash(sorted(_entry(tool) for tool in items))
