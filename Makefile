@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SEEDS  := tests/fixtures/seeds
 
-.PHONY: setup demo replay test lint format bench clean provision pipeline
+.PHONY: setup demo replay test lint format bench bench-publish clean provision pipeline
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -52,9 +52,15 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks
 	$(BIN)/ruff format src tests benchmarks
 
-## Benchmarks: ratios against a baseline measured in the same run (results in benchmarks/results/).
+## Benchmarks: ratios against a baseline measured in the same run (~5 min on 2 cores). Results go
+## to benchmarks/.results/ (ignored): the tree stays clean. `make bench-publish` copies the last
+## run's results into benchmarks/results/, the published figures, on purpose.
 bench: $(STAMP)
 	@for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
+
+bench-publish:
+	@test -n "$$(ls benchmarks/.results/*.md 2>/dev/null)" || { echo "no results: run make bench first"; exit 1; }
+	cp benchmarks/.results/*.md benchmarks/results/
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,49 +1,41 @@
 """Benchmark: what ``McpHealthSpanProcessor`` costs per span, against a bare exporting pipeline.
 
-Run ``python benchmarks/bench_processor.py``. In one process it records real SDK spans once
-(through a ``TracerProvider``), then replays the finished spans into two pipelines:
+Run ``python benchmarks/bench_processor.py`` (``make bench`` runs it). It records real spans once,
+then replays the finished spans into two pipelines, alternating them round after round:
 
 * baseline: ``SimpleSpanProcessor(NoOpExporter())``;
 * ours: ``McpHealthSpanProcessor(SimpleSpanProcessor(NoOpExporter()), meter_provider=...)`` with a
   real SDK ``MeterProvider`` (the verdict metrics are part of the cost).
 
-Two workloads: non-MCP spans (an HTTP server span with ordinary attributes) and MCP spans (short
-sessions as the instrumentation records them: handshake, two ``tools/list`` pages, three
-``tools/call`` spans, ``session.end``). It prints the median µs per span ``on_end`` and the ratio,
-plus the full span lifecycle (start + attributes + end) for scale, and writes
-``benchmarks/results/processor.md``. Benchmarks report; they do not gate.
+Two workloads: non-MCP spans (an HTTP server span with ordinary attributes) and MCP spans recorded
+by ``McpHealthInstrumentor`` from real in-process sessions (``mcp.Client(..., mode="legacy")``
+against ``_server.py``: handshake, ``tools/list``, three ``tools/call``, close), so the workload
+follows whatever evidence the instrumentation writes. Only public API. It reports the median µs
+per ``on_end`` (with the range over rounds), the added µs and the ratio, our ``on_end`` per MCP
+span kind, and the full span lifecycle for scale. Results: ``benchmarks/.results/processor.md``.
 """
 
 from __future__ import annotations
 
-import datetime
-import pathlib
-import platform
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
 
+import anyio
+from mcp import Client
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import SpanKind
 
-from otel_mcp_health import attributes as A
-from otel_mcp_health._spans import INSTRUMENTATION_SCOPE
-from otel_mcp_health.processor import McpHealthSpanProcessor
+from _common import NoOpExporter, Report, median, ratio, spread
+from _server import build_server
+from otel_mcp_health import McpHealthInstrumentor, McpHealthSpanProcessor
 
-SESSIONS = 400  # each MCP session ends with its session.end span, so a replay starts afresh
-REPEATS = 9
-RESULTS = pathlib.Path(__file__).parent / "results" / "processor.md"
-
-
-class NoOpExporter(SpanExporter):
-    """Accepts every batch and does nothing."""
-
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        return SpanExportResult.SUCCESS
+SESSIONS = 400
+ROUNDS = 9
 
 
 class Collect(SpanProcessor):
@@ -83,62 +75,28 @@ def non_mcp(provider: TracerProvider) -> None:
         span.end()
 
 
+async def _sessions() -> None:
+    for _ in range(SESSIONS // 10):  # ten at a time, as an agent fleet would
+        async with anyio.create_task_group() as group:
+            for _ in range(10):
+                group.start_soon(_session)
+
+
+async def _session() -> None:
+    async with Client(build_server(), mode="legacy") as client:
+        await client.list_tools()
+        for _ in range(3):
+            await client.call_tool("lookup", {"query": "otel"})
+
+
 def mcp(provider: TracerProvider) -> None:
-    tracer = provider.get_tracer(INSTRUMENTATION_SCOPE)
-    for n in range(SESSIONS):
-        base = {
-            A.SESSION_KEY: f"{n:016x}",
-            A.NETWORK_TRANSPORT: "tcp",
-            A.SERVER_ADDRESS: "tools.example.test",
-            A.SERVER_PORT: 443,
-            A.MCP_PROTOCOL_VERSION: "2025-11-25",
-        }
-
-        def emit(
-            name: str,
-            attrs: dict[str, object],
-            kind: SpanKind = SpanKind.CLIENT,
-            base: dict[str, object] = base,
-        ) -> None:
-            tracer.start_span(name, kind=kind, attributes={**base, **attrs}).end()
-
-        emit(
-            "initialize",
-            {
-                A.MCP_METHOD_NAME: "initialize",
-                A.SESSION_ERA: "initialize",
-                A.SESSION_CAPABILITY_TOOLS: True,
-                A.SESSION_CAPABILITY_TOOLS_LIST_CHANGED: True,
-                A.TRANSPORT_OUTCOME: "ok",
-                A.HTTP_RESPONSE_STATUS_CODE: 200,
-            },
-        )
-        page = {A.MCP_METHOD_NAME: "tools/list", A.EVIDENCE_ORIGIN: "application"}
-        emit("tools/list", {**page, A.CATALOG_PAGE_INDEX: 0, A.CATALOG_PAGE_NEXT_CURSOR_HASH: "h1"})
-        emit(
-            "tools/list",
-            {
-                **page,
-                A.CATALOG_PAGE_INDEX: 1,
-                A.CATALOG_PAGE_CURSOR_HASH: "h1",
-                A.CATALOG_DIGEST: "sha256:" + "a" * 64,
-            },
-        )
-        for tool, is_error in (("create_ticket", False), ("lookup", False), ("fail", True)):
-            emit(
-                f"tools/call {tool}",
-                {
-                    A.MCP_METHOD_NAME: "tools/call",
-                    A.GEN_AI_TOOL_NAME: tool,
-                    A.TRANSPORT_OUTCOME: "ok",
-                    A.TRANSPORT_REQUEST_WRITTEN: True,
-                    A.HTTP_RESPONSE_STATUS_CODE: 200,
-                    A.CALL_IS_ERROR: is_error,
-                    A.CALL_CONTRACT: "ok",
-                    A.CALL_IDLE_WINDOW_S: 30.0,
-                },
-            )
-        emit(A.SESSION_END_SPAN_NAME, {}, SpanKind.INTERNAL)
+    """Real sessions through our instrumentation; only our spans reach ``provider``."""
+    instrumentor = McpHealthInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        anyio.run(_sessions)
+    finally:
+        instrumentor.uninstrument()
 
 
 def _ours() -> SpanProcessor:
@@ -146,81 +104,98 @@ def _ours() -> SpanProcessor:
     return McpHealthSpanProcessor(SimpleSpanProcessor(NoOpExporter()), meter_provider=meters)
 
 
-def _per_span_us(factory: Callable[[], SpanProcessor], spans: Sequence[ReadableSpan]) -> float:
-    runs = []
-    for _ in range(REPEATS):
-        processor = factory()
-        for span in spans:  # warm-up: lazily created metric storage, caches (sessions end)
-            processor.on_end(span)
-        start = time.perf_counter_ns()
-        for span in spans:
-            processor.on_end(span)
-        runs.append((time.perf_counter_ns() - start) / len(spans) / 1000)
-    return statistics.median(runs)
+def _baseline() -> SpanProcessor:
+    return SimpleSpanProcessor(NoOpExporter())
 
 
-def _by_kind_us(spans: Sequence[ReadableSpan]) -> dict[str, float]:
-    """Median µs of our ``on_end`` per MCP span kind (method name), warm."""
+def _per_span_us(processor: SpanProcessor, spans: Sequence[ReadableSpan]) -> float:
+    for span in spans:  # warm-up: lazily created metric storage, caches
+        processor.on_end(span)
+    start = time.process_time_ns()
+    for span in spans:
+        processor.on_end(span)
+    return (time.process_time_ns() - start) / len(spans) / 1000
+
+
+def _by_kind_us(spans: Sequence[ReadableSpan]) -> dict[str, list[float]]:
+    """Our ``on_end`` µs per MCP span kind (the span name's first word), warm."""
     samples: dict[str, list[float]] = {}
     processor = _ours()
     for span in spans:
         processor.on_end(span)
-    for _ in range(REPEATS):
+    for _ in range(3):
         for span in spans:
             start = time.perf_counter_ns()
             processor.on_end(span)
             kind = span.name.split(" ")[0]
             samples.setdefault(kind, []).append((time.perf_counter_ns() - start) / 1000)
-    return {kind: statistics.median(values) for kind, values in samples.items()}
+    return samples
 
 
-def _lifecycle_us(emit: Callable[[TracerProvider], None], count: int) -> float:
-    runs = []
-    for _ in range(REPEATS):
-        provider = TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(NoOpExporter()))
-        start = time.perf_counter_ns()
-        emit(provider)
-        runs.append((time.perf_counter_ns() - start) / count / 1000)
-    return statistics.median(runs)
+def _lifecycle_us(spans: int) -> float:
+    provider = TracerProvider()
+    provider.add_span_processor(_baseline())
+    start = time.process_time_ns()
+    non_mcp(provider)
+    return (time.process_time_ns() - start) / spans / 1000
+
+
+def _workload_rows(workloads: dict[str, list[ReadableSpan]]) -> tuple[list[list[str]], float]:
+    """Table rows per workload, alternating baseline and ours; and the µs added per non-MCP span."""
+    rows = []
+    added_non_mcp = 0.0
+    for label, spans in workloads.items():
+        base: list[float] = []
+        ours: list[float] = []
+        for _ in range(ROUNDS):
+            base.append(_per_span_us(_baseline(), spans))
+            ours.append(_per_span_us(_ours(), spans))
+        added = [o - b for o, b in zip(ours, base, strict=True)]
+        cells = [spread(base, 2), spread(ours, 2), spread(added, 2), ratio(ours, base)]
+        rows.append([label, str(len(spans)), *cells])
+        if label == "non-MCP span":
+            added_non_mcp = median(added)
+    return rows, added_non_mcp
 
 
 def main() -> None:
-    rows = []
-    for label, emit in (("non-MCP span", non_mcp), ("MCP span", mcp)):
-        spans = _record(emit)
-        baseline = _per_span_us(lambda: SimpleSpanProcessor(NoOpExporter()), spans)
-        ours = _per_span_us(_ours, spans)
-        lifecycle = _lifecycle_us(emit, len(spans))
-        rows.append((label, len(spans), baseline, ours, lifecycle))
-    lines = [
-        f"# Span processor benchmark ({datetime.date.today().isoformat()})",
-        "",
-        f"- python {platform.python_version()} on {platform.machine()}; "
-        f"{SESSIONS} MCP sessions (7 spans each) and {SESSIONS * 7} non-MCP spans, "
-        f"median of {REPEATS} runs in one process",
-        "- `on_end` cost per span after one warm-up pass; baseline = "
-        "`SimpleSpanProcessor(NoOpExporter())`; ours wraps the same baseline and records the "
-        "verdict metrics into a real SDK MeterProvider",
-        "- lifecycle = start + attributes + end through a TracerProvider with the baseline only, "
-        "for scale",
-        "",
-        "| spans | n | baseline on_end µs | ours on_end µs | added µs | ratio | lifecycle µs |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for label, count, baseline, ours, lifecycle in rows:
-        lines.append(
-            f"| {label} | {count} | {baseline:.2f} | {ours:.2f} | {ours - baseline:.2f} | "
-            f"{ours / baseline:.2f}x | {lifecycle:.2f} |"
+    report = Report("Span processor benchmark", "processor")
+    workloads = {"non-MCP span": _record(non_mcp), "MCP span": _record(mcp)}
+    report.add(
+        f"- {ROUNDS} rounds alternating baseline and ours; process CPU time of `on_end` per span "
+        "after a warm-up pass; medians with (min-max) over rounds, ratios per round",
+        "- baseline: `SimpleSpanProcessor(NoOpExporter())`; ours wraps the same baseline and "
+        "records the verdict metrics into a real SDK MeterProvider",
+        f"- MCP spans: {SESSIONS} real in-process sessions recorded by `McpHealthInstrumentor` "
+        "(handshake, `tools/list`, 3 `tools/call`, close); non-MCP spans: HTTP server spans",
+    )
+    rows, added = _workload_rows(workloads)
+    header = ("spans", "n", "baseline on_end µs", "ours on_end µs", "added µs", "ratio")
+    report.table(header, rows)
+    report.add("Our `on_end` per MCP span kind (µs, median (p10-p90) over every span, warm):", "")
+    by_kind = _by_kind_us(workloads["MCP span"])
+    for kind, values in by_kind.items():
+        deciles = statistics.quantiles(values, n=10)
+        report.add(
+            f"- `{kind}`: {median(values):.1f} ({deciles[0]:.1f}-{deciles[-1]:.1f}) "
+            f"over {len(values)} spans"
         )
-    lines += ["", "Our `on_end` per MCP span kind (median µs, warm):", ""]
-    lines += [f"- `{kind}`: {us:.1f}" for kind, us in _by_kind_us(_record(mcp)).items()]
-    lines += ["", "Benchmarks report; they do not gate."]
-    text = "\n".join(lines) + "\n"
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text, encoding="utf-8")
-    sys.stdout.write(text)
+    call_us = median(by_kind["tools/call"])
+    report.add(
+        "",
+        f"Against the targets: a `tools/call` span {call_us:.1f} µs "
+        f"({'meets' if call_us <= 15 else 'misses'} <= 15 µs); added per non-MCP span "
+        f"{added:.2f} µs ({'meets' if added <= 0.5 else 'misses'} <= 0.5 µs)",
+    )
+    lifecycle = median([_lifecycle_us(len(workloads["non-MCP span"])) for _ in range(3)])
+    report.add(
+        "",
+        f"- for scale, a non-MCP span's whole lifecycle (start, attributes, end) through the "
+        f"baseline pipeline: {lifecycle:.1f} µs",
+    )
+    report.write()
 
 
 if __name__ == "__main__":
     main()
+    sys.exit(0)

@@ -1,4 +1,5 @@
-"""The pure core stays pure: stdlib + rfc8785 only, no OpenTelemetry, no mcp, no clock, no I/O."""
+"""The pure core stays pure: stdlib + rfc8785 (+ optional orjson), no OpenTelemetry, no mcp, no
+clock, no I/O."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 CORE = Path(__file__).resolve().parents[1] / "src" / "otel_mcp_health" / "core"
 MODULES = sorted(p.stem for p in CORE.glob("*.py") if p.stem != "__init__")
-ALLOWED_THIRD_PARTY = {"rfc8785"}
+ALLOWED_THIRD_PARTY = {"rfc8785", "orjson"}  # orjson: the optional [fast] extra (core/jcs.py)
 FORBIDDEN_CALLS = {
     ("time", "time"),
     ("time", "time_ns"),
@@ -40,7 +41,7 @@ def test_core_imports_with_opentelemetry_and_mcp_blocked() -> None:
     imports = "; ".join(f"import otel_mcp_health.core.{m}" for m in MODULES)
     code = (
         "import sys; sys.modules['opentelemetry'] = None; sys.modules['mcp'] = None; "
-        "sys.modules['wrapt'] = None; " + imports
+        "sys.modules['wrapt'] = None; sys.modules['orjson'] = None; " + imports
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60

@@ -1,4 +1,4 @@
-"""Catalog digest, projection v1 (SPEC §3): golden vectors, projection rules, errors, caching."""
+"""Catalog digest, projection v1 (docs/model.md): golden vectors, projection, errors, caching."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def test_golden_vector(path: Path) -> None:
 
 
 def test_same_name_new_required_argument_changes_digest() -> None:
-    """Seed 000: a names-only inventory would not see this change; the digest does."""
+    """A names-only inventory would not see this change; the digest does."""
     v1, v2 = _load("read_ticket_v1"), _load("read_ticket_v2_new_required_argument")
     assert sorted(t["name"] for t in v1["tools"]) == sorted(t["name"] for t in v2["tools"])
     assert v1["digest"] != v2["digest"]

@@ -1,8 +1,10 @@
-"""Differential tests: our RFC 8785 canonicalizer against the ``rfc8785`` reference package.
+"""Differential tests: every path of our RFC 8785 canonicalizer against the ``rfc8785`` package.
 
-For every value both must either produce byte-identical output or both reject it (ours with
-``DigestError(digest_unrepresentable)``). Values outside what the reference accepts by design
-(nesting deeper than ``_jcs.MAX_DEPTH``, see its docstring) are covered in test_digest.py.
+For every value and every path (the ``orjson`` and the standard library fast paths, the exact
+path alone) both must either produce byte-identical output or both reject it (ours with
+``JcsError``, which the digest reports as ``DigestError(digest_unrepresentable)``). Values outside
+what the reference accepts by design (nesting deeper than ``jcs.MAX_DEPTH``, see its docstring)
+are covered in test_digest.py.
 """
 
 from __future__ import annotations
@@ -10,15 +12,18 @@ from __future__ import annotations
 import enum
 import math
 import struct
+import subprocess
+import sys
 from collections import OrderedDict
 from typing import Any
 
+import orjson
 import pytest
 import rfc8785
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from otel_mcp_health.core import _jcs
+from otel_mcp_health.core import jcs
 from otel_mcp_health.core.digest import REASON_UNREPRESENTABLE, DigestError, canonicalize
 
 _SAFE = 2**53 - 1
@@ -133,17 +138,41 @@ def _reference(value: Any) -> bytes | None:
         return None  # rejected (UnicodeEncodeError is a ValueError)
 
 
-def _ours(value: Any) -> bytes | None:
+FAST_ENCODERS = ("orjson", "stdlib")
+ENCODERS = (*FAST_ENCODERS, "exact")
+encoders = pytest.mark.parametrize("encoder", ENCODERS)
+fast_encoders = pytest.mark.parametrize("encoder", FAST_ENCODERS)
+
+
+def _ours(value: Any, encoder: str = jcs.ENCODER) -> bytes | None:
     try:
-        return canonicalize(value)
-    except DigestError as exc:
-        reason = exc.reason
-    assert reason == REASON_UNREPRESENTABLE
+        return jcs.canonicalize(value, encoder=encoder)
+    except jcs.JcsError as exc:
+        kind = exc.kind
+    assert kind.isidentifier()
+    with pytest.raises(DigestError) as info:  # what the digest reports for it
+        canonicalize(value)
+    assert info.value.reason == REASON_UNREPRESENTABLE
     return None
 
 
-def _assert_same(value: Any) -> None:
-    assert _ours(value) == _reference(value)
+def _assert_same(value: Any, encoder: str = jcs.ENCODER) -> None:
+    assert _ours(value, encoder) == _reference(value)
+
+
+def _fast(value: Any, encoder: str) -> bytes | None:
+    """The fast path's own answer (``None``: it hands the value to the exact path)."""
+    proof = jcs.type_proof(value)
+    assert proof is not None
+    try:
+        return jcs._FAST[encoder](value, proof)
+    except jcs._Defer:
+        return None
+
+
+def test_orjson_is_installed_for_the_tests() -> None:
+    """The [fast] extra is part of the test set-up: its path must really run here."""
+    assert jcs.ENCODER == "orjson"
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -155,52 +184,61 @@ def _assert_same(value: Any) -> None:
 @example({"\udfff0\udfff": 2.5, "k": 1.5})
 @example([2**53 - 1, -(2**53 - 1), 2**53])
 def test_matches_rfc8785(value: Any) -> None:
-    _assert_same(value)
+    for encoder in ENCODERS:
+        _assert_same(value, encoder)
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(VALID_JSON)
 def test_valid_json_is_accepted_and_identical(value: Any) -> None:
-    ours = canonicalize(value)
-    assert ours == rfc8785.dumps(value)
+    reference = rfc8785.dumps(value)
+    for encoder in ENCODERS:
+        assert jcs.canonicalize(value, encoder=encoder) == reference
+    assert canonicalize(value) == reference
 
 
 @settings(max_examples=500, deadline=None)
 @given(_FLOATS)
 def test_floats_match(value: float) -> None:
-    _assert_same(value)
-    _assert_same([value, {"k": value}])
-    if math.isfinite(value):
-        assert _jcs.format_float(value).encode() == rfc8785.dumps(value)
+    for encoder in ENCODERS:
+        _assert_same(value, encoder)
+        _assert_same([value, {"k": value}], encoder)
+    if math.isfinite(value):  # each encoder's token, rewritten, is the ECMAScript form
+        for token in (repr(value).encode(), orjson.dumps(value)):
+            assert jcs._float_text(token) == rfc8785.dumps(value)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(_VALID_TEXT, st.integers(0, 9), min_size=2, max_size=8))
 def test_key_order_is_utf16(value: dict[str, int]) -> None:
-    _assert_same(value)
-    _assert_same({"outer": value, "\U0001f600": [value]})
+    for encoder in ENCODERS:
+        _assert_same(value, encoder)
+        _assert_same({"outer": value, "\U0001f600": [value]}, encoder)
 
 
-@pytest.mark.parametrize("depth", [1, 10, 100, 300, _jcs.MAX_DEPTH - 5])
-def test_deep_nesting_within_limit(depth: int) -> None:
+@encoders
+@pytest.mark.parametrize("depth", [1, 10, 100, 300, jcs.MAX_DEPTH - 5])
+def test_deep_nesting_within_limit(encoder: str, depth: int) -> None:
     nested_list: Any = 1.5
     nested_dict: Any = {"\U0001f600": 1, "\ue000": 0.5}
     for _ in range(depth):
         nested_list = [nested_list]
         nested_dict = {"k": nested_dict}
-    _assert_same(nested_list)
-    _assert_same(nested_dict)
+    _assert_same(nested_list, encoder)
+    _assert_same(nested_dict, encoder)
 
 
-def test_deep_nesting_beyond_both_limits() -> None:
+@encoders
+def test_deep_nesting_beyond_both_limits(encoder: str) -> None:
     nested: Any = 0
     for _ in range(50_000):
         nested = [nested]
     assert _reference(nested) is None
-    assert _ours(nested) is None
+    assert _ours(nested, encoder) is None
 
 
-def test_shape_reuse_with_changing_value_types() -> None:
+@encoders
+def test_shape_reuse_with_changing_value_types(encoder: str) -> None:
     """Objects with the same member names share a cached shape; value types may differ."""
     for value in (
         {"a": "x", "b": "y"},
@@ -208,16 +246,17 @@ def test_shape_reuse_with_changing_value_types() -> None:
         {"b": "y", "a": "x"},
         {"a": [], "b": None},
     ):
-        _assert_same(value)
-    _assert_same({_Name.A: "x"})
-    _assert_same({"a\u2028": "x"})
-    _assert_same({"a\u2028": 1.5, _Name.A.value + "!": 2})
+        _assert_same(value, encoder)
+    _assert_same({_Name.A: "x"}, encoder)
+    _assert_same({"a\u2028": "x"}, encoder)
+    _assert_same({"a\u2028": 1.5, _Name.A.value + "!": 2}, encoder)
 
 
-def test_wide_objects_match() -> None:
+@encoders
+def test_wide_objects_match(encoder: str) -> None:
     wide = {f"k{i}": i for i in range(500)} | {"\U0001f600": 1, "\ufb01": 2}
-    _assert_same(wide)
-    _assert_same([wide, wide])
+    _assert_same(wide, encoder)
+    _assert_same([wide, wide], encoder)
 
 
 class _Color(enum.IntEnum):
@@ -254,22 +293,37 @@ class _Ratio(float):
     ],
     ids=repr,
 )
-def test_types_and_subclasses_match(value: Any) -> None:
-    _assert_same(value)
+@encoders
+def test_types_and_subclasses_match(encoder: str, value: Any) -> None:
+    _assert_same(value, encoder)
 
 
-# ---- the C-encoder fast path ------------------------------------------------------------------
+# ---- the C-encoder fast paths ----------------------------------------------------------------
+#: String content that looks like JSON structure or numbers: the float rewrite must leave it alone.
+_LOOKALIKE = st.sampled_from(
+    [":1.0,", '"', "\\", '\\"', ",2e5]", "[1.5", "v1.2", "0.0", "1E+21", '":1.0}', "x\\\\"]
+)
 _PLAIN_TEXT = st.lists(
     st.one_of(
         st.characters(max_codepoint=0xFFFF, blacklist_categories=("Cs",)),
         st.sampled_from(['"', "\\", "\\u0041", "\x7f", "\u2028", "\x00", "\x1f", "\ue000"]),
+        _LOOKALIKE,
     ),
     max_size=12,
 ).map("".join)
 PLAIN_JSON = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-_SAFE, _SAFE), _PLAIN_TEXT, _TEXT),
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-_SAFE, _SAFE),
+        _INTS,
+        _FLOATS,
+        _PLAIN_TEXT,
+        _TEXT,
+    ),
     lambda children: st.one_of(
-        st.lists(children, max_size=5), st.dictionaries(_KEYS, children, max_size=6)
+        st.lists(children, max_size=5),
+        st.dictionaries(st.one_of(_KEYS, _PLAIN_TEXT), children, max_size=6),
     ),
     max_leaves=40,
 )
@@ -279,30 +333,57 @@ PLAIN_JSON = st.recursive(
 @given(PLAIN_JSON)
 @example({"k": "\\u00e9 is not an escape", "\\": "\\\\u0041"})
 @example(["\ud83d\ude00"])
+@example({"a:1.0,": [1.0, 'x",1.0,"', 1e-7], "\\": -0.0, '"': {"\U0001f600x": 2.5}})
+@example([":1.0", 100.0, "\\", 1e21, '\\"', 5e-324])
 def test_fast_path_matches_rfc8785(value: Any) -> None:
-    """Float-free values take the C encoder; it must agree byte for byte (or defer)."""
-    fast = _jcs._fast_text(value)
+    """Each fast path agrees with rfc8785 byte for byte, or hands the value to the exact path."""
     reference = _reference(value)
-    if fast is not None:
-        assert fast.encode("utf-8") == reference
-    _assert_same(value)
+    for encoder in FAST_ENCODERS:
+        if jcs.type_proof(value) is not None and type(value) in (dict, list):
+            fast = _fast(value, encoder)
+            if fast is not None:
+                assert fast == reference
+        _assert_same(value, encoder)
 
 
-def test_fast_path_is_taken_for_plain_catalogs() -> None:
+@fast_encoders
+def test_fast_path_is_taken_for_plain_catalogs(encoder: str) -> None:
     tool = {
         "name": "a",
-        "description": 'caf\u00e9 \u2028 \x7f "q" \\',
+        "description": 'caf\u00e9 \u2028 \x7f "q" \\ :1.0, \U0001f600',
         "inputSchema": {
             "type": "object",
-            "properties": {"n": {"type": "integer", "maximum": 10}},
+            "properties": {"n": {"type": "integer", "maximum": 10, "minimum": 0.0}},
             "required": ["n"],
         },
         "annotations": {"readOnlyHint": True},
     }
-    assert _jcs._fast_text([tool]) is not None
-    assert _jcs._fast_text([{"x": 1.5}]) == '[{"x":1.5}]'  # repr is already ES6 here
-    assert _jcs._fast_text([{"x": 1e-7}]) is None  # "1e-07" is not: the ECMAScript writer
-    assert _jcs._fast_text([{"x": 100.0}]) is None  # "100.0" vs "100"
-    assert _jcs._fast_text(["\ud83d\ude00"]) is None  # two lone surrogates, not one emoji
-    assert _jcs._fast_text(["\U0001f600"]) == '["\U0001f600"]'  # a value: order unaffected
-    assert _jcs._fast_text([{"\U0001f600": 1}]) is None  # a key: UTF-16 order matters
+    assert _fast(tool, encoder) == rfc8785.dumps(tool)
+    assert _fast([{"x": 1.5}], encoder) == b'[{"x":1.5}]'  # the encoders' text is ES6 here
+    assert _fast([{"x": 1e-7}], encoder) == b'[{"x":1e-7}]'  # rewritten: "1e-07" in repr
+    assert _fast([{"x": 100.0}], encoder) == b'[{"x":100}]'  # rewritten: "100.0"
+    assert _fast([{"x": "100.0"}], encoder) == b'[{"x":"100.0"}]'  # a string: left alone
+    assert _fast(["\ud83d\ude00"], encoder) is None  # two lone surrogates, not one emoji
+    assert _fast(["\U0001f600"], encoder) == '["\U0001f600"]'.encode()  # a value: order unaffected
+    assert _fast([{"\U0001f600": 1}], encoder) is None  # a key: UTF-16 order matters
+    assert _fast([{"x": math.nan}], encoder) is None  # orjson would write null
+    assert _fast([{"x": None}], encoder) == b'[{"x":null}]'
+    assert _fast([2**53], encoder) is None
+
+
+def test_non_plain_types_take_the_exact_path() -> None:
+    """Types the encoders would write but rfc8785 treats differently never reach them."""
+    for value in ([_Color.RED], [_Name.A], {"k": _Ratio(0.5)}, OrderedDict(a=1), [enum.Enum]):
+        assert jcs.type_proof(value) is None
+        _assert_same(value)
+
+
+def test_without_orjson_the_standard_library_encoder_is_used() -> None:
+    code = (
+        "import sys; sys.modules['orjson'] = None\n"
+        "from otel_mcp_health.core import jcs\n"
+        "assert jcs.ENCODER == 'stdlib', jcs.ENCODER\n"
+        "assert jcs.canonicalize({'b': 1e-7, 'a': [1.0]}) == b'{\"a\":[1],\"b\":1e-7}'\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr

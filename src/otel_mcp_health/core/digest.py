@@ -1,4 +1,4 @@
-"""Canonical catalog digest, projection ``v1`` (SPEC §3).
+"""Canonical catalog digest, projection ``v1`` (docs/model.md, the catalog contract).
 
 The digest answers one question: *is the tool catalog the agent sees the same one the server
 listed?* It must therefore change whenever anything the model reads changes (a new required
@@ -14,8 +14,9 @@ Recipe (exact, so that any two implementations agree):
 2. sort the projected tools by ``name`` (Python ``str`` order, i.e. code points; ties, which only
    duplicate names produce, are broken by the tools' canonical bytes, so the result never depends
    on input order);
-3. write the array in RFC 8785 (JCS) canonical form (:mod:`otel_mcp_health.core._jcs`, byte-equal
-   to the ``rfc8785`` package), hash it with SHA-256 and write ``sha256:<lowercase hex>``.
+3. write the array in RFC 8785 (JCS) canonical form (the bytes of the ``rfc8785`` package, obtained
+   faster where the input allows it: :mod:`otel_mcp_health.core.jcs`), hash it with SHA-256 and
+   write ``sha256:<lowercase hex>``.
 
 The projection version (:data:`DIGEST_PROJECTION`) is recorded beside the digest, not hashed.
 
@@ -31,7 +32,9 @@ back to exactly one content. So two tools with the same key have the same canoni
 mutating a tool in place, however deeply, changes its key. Keys on identity (``id(tool)``) or on
 a shallow fingerprint would return a stale digest after an in-place mutation and are not used.
 The price is one marshal pass per tool on every digest, the bulk of a warm digest; it is
-measured by ``benchmarks/bench_digest.py`` together with the cold and warm costs.
+measured by ``benchmarks/bench_digest.py`` together with the cold and warm costs. The same bytes
+prove to :func:`otel_mcp_health.core.jcs.canonicalize` that the tool holds only exact built-in
+types, which its fast path requires.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from otel_mcp_health.core import _jcs
+from otel_mcp_health.core import jcs
 from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION
 
 PROJECTED_MEMBERS: Final = (
@@ -56,7 +59,7 @@ PROJECTED_MEMBERS: Final = (
     "execution",
 )
 #: A value in the catalog has no RFC 8785 form (NaN, ±inf, an unsafe integer, a lone surrogate,
-#: a non-string key, a non-JSON type, nesting deeper than ``_jcs.MAX_DEPTH``).
+#: a non-string key, a non-JSON type, nesting deeper than ``jcs.MAX_DEPTH``).
 REASON_UNREPRESENTABLE: Final = "digest_unrepresentable"
 #: An element of the tool list is not a JSON object (``Mapping``).
 REASON_TOOL_NOT_AN_OBJECT: Final = "tool_not_an_object"
@@ -70,12 +73,7 @@ DEFAULT_MAX_TOOLS: Final = 4096
 #: How many whole catalogs (lists of tool keys) a digester remembers the digest of.
 RECENT_CATALOGS: Final = 4
 
-# marshal format 2, deliberately: formats 3 and 4 are faster but flag every object whose
-# reference count is above one and write back-references for objects met twice, so the bytes of
-# an unchanged tool would change as soon as someone else holds a reference to one of its strings
-# (the cache itself does, for the name), making warm digests miss. Format 2 writes content only
-# (plus the "interned" bit of a string, which seldom changes; a change only costs a miss).
-_MARSHAL_VERSION: Final = 2
+_MARSHAL_VERSION: Final = jcs.MARSHAL_FORMAT  # why format 2: see there
 _dumps: Final = marshal.dumps
 
 _Entry = tuple[str, bytes]  # (name, canonical bytes of the projected tool); sorts as §3 requires
@@ -95,16 +93,18 @@ def project_tool(tool: Mapping[str, Any]) -> dict[str, Any]:
     return {key: tool[key] for key in PROJECTED_MEMBERS if key in tool}
 
 
-def canonicalize(value: Any) -> bytes:
-    """RFC 8785 bytes of ``value`` (byte-equal to ``rfc8785.dumps``), or :class:`DigestError`."""
+def canonicalize(value: Any, proof: bytes | None = None) -> bytes:
+    """RFC 8785 bytes of ``value`` (byte-equal to ``rfc8785.dumps``), or :class:`DigestError`.
+
+    ``proof``: :func:`otel_mcp_health.core.jcs.type_proof` of ``value`` or of its container."""
     try:
-        return _jcs.canonicalize(value)
-    except _jcs.JcsError as exc:
+        return jcs.canonicalize(value, proof)
+    except jcs.JcsError as exc:
         raise DigestError(REASON_UNREPRESENTABLE, exc.kind) from None
 
 
-def _entry(tool: object) -> _Entry:
-    """Project, check and canonicalize one tool."""
+def _entry(tool: object, key: bytes | None = None) -> _Entry:
+    """Project, check and canonicalize one tool (``key``: its cache key, if it has one)."""
     if type(tool) is not dict and not isinstance(tool, Mapping):
         raise DigestError(REASON_TOOL_NOT_AN_OBJECT, type(tool).__name__)
     try:
@@ -114,17 +114,15 @@ def _entry(tool: object) -> _Entry:
     name = projected.get("name")
     if not isinstance(name, str):
         raise DigestError(REASON_TOOL_WITHOUT_NAME, type(name).__name__)
-    return str.__str__(name), canonicalize(projected)
+    try:
+        return str.__str__(name), jcs.canonicalize(projected, key)
+    except jcs.JcsError as exc:
+        raise DigestError(REASON_UNREPRESENTABLE, exc.kind) from None
 
 
 def _cache_key(tool: object) -> bytes | None:
     """The tool's cache key, or ``None`` when it cannot have one (then it is not cached)."""
-    if type(tool) is not dict:
-        return None
-    try:
-        return marshal.dumps(tool, _MARSHAL_VERSION)
-    except (ValueError, TypeError, RecursionError):
-        return None
+    return jcs.type_proof(tool) if type(tool) is dict else None
 
 
 def _assemble(entries: list[_Entry]) -> bytes:
@@ -186,7 +184,7 @@ class CatalogDigester:
             if hit is not None:
                 entries.append(hit)
                 continue
-            entry = _entry(tool)
+            entry = _entry(tool, key)
             if key is not None:
                 new.append((key, entry))
             entries.append(entry)
@@ -207,7 +205,7 @@ class CatalogDigester:
         return _assemble(sorted(self._entries(items, self._keys(items))))
 
     def digest(self, tools: Iterable[Mapping[str, Any]]) -> str:
-        """``sha256:<hex>`` of the catalog (SPEC §3), or :class:`DigestError`."""
+        """``sha256:<hex>`` of the catalog (docs/model.md), or :class:`DigestError`."""
         items = _as_list(tools)
         if not self._max_tools:
             return _hash(sorted(_entry(tool) for tool in items))
