@@ -185,6 +185,12 @@ def _demo(_args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return demo_main(out, err)
 
 
+def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from otel_mcp_health.check import run
+
+    return run(args, out, err)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for tests and documentation)."""
     parser = argparse.ArgumentParser(
@@ -205,6 +211,17 @@ def build_parser() -> argparse.ArgumentParser:
     rules.set_defaults(handler=_rules)
     demo = sub.add_parser("demo", help="run the instrumented MCP client against real servers")
     demo.set_defaults(handler=_demo)
+    check = sub.add_parser(
+        "check",
+        help="judge any MCP server now: handshake, discovery, optional watch and call",
+        description="Judge an MCP server with the same instrumentation and processor an "
+        "instrumented agent uses. Exit codes: 0 healthy or converged, 1 any other verdict, "
+        "2 a usage error.",
+    )
+    from otel_mcp_health.check import add_arguments
+
+    add_arguments(check)
+    check.set_defaults(handler=_check)
     return parser
 
 
