@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SEEDS  := tests/fixtures/seeds
 
-.PHONY: setup demo replay test lint format bench clean
+.PHONY: setup demo replay test lint format bench clean provision-check
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,8 +27,12 @@ replay: $(STAMP)
 	  rc=$$?; [ $$rc -le 1 ] || exit $$rc
 
 ## The whole suite: lint, format check, strict typing, then every test.
-test: lint
+test: lint provision-check
 	$(BIN)/pytest
+
+## Third-party MCP servers for tests/check (idempotent: npm ci + the PyPI server).
+provision-check: $(STAMP)
+	@PYTHON=$(BIN)/python scripts/provision-check.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

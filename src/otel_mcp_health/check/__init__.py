@@ -178,4 +178,3 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     progress.clear()
     out.write(json.dumps(report) + "\n" if args.json else _words.render(report))
     return _report.exit_code(report)
-

@@ -189,9 +189,7 @@ async def _steps(
 ) -> None:
     async with AsyncExitStack() as stack:
         transport = _transport(options, stack)
-        client = Client(
-            transport, mode=ERA_MODES[options.era], message_handler=signals, cache=None
-        )
+        client = Client(transport, mode=ERA_MODES[options.era], message_handler=signals, cache=None)
         progress("handshake")
         await stack.enter_async_context(client)
         facts.connected = True

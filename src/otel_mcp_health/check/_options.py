@@ -99,9 +99,9 @@ def parse_arguments(raw: str | None) -> dict[str, Any]:
     try:
         value = json.loads(raw)
     except ValueError:
-        raise UsageError("--args expects a JSON object, e.g. '{\"query\": \"status\"}'") from None
+        raise UsageError('--args expects a JSON object, e.g. \'{"query": "status"}\'') from None
     if not isinstance(value, dict):
-        raise UsageError("--args expects a JSON object, e.g. '{\"query\": \"status\"}'")
+        raise UsageError('--args expects a JSON object, e.g. \'{"query": "status"}\'')
     return value
 
 
@@ -126,6 +126,6 @@ def parse_http_verifier(raw: str) -> HttpVerifier:
 
 def positive(name: str, value: float) -> float:
     """A bound that must be a positive number of seconds."""
-    if not value > 0 or value != value or value == float("inf"):
+    if not 0 < value < float("inf"):  # also rejects NaN
         raise UsageError(f"{name} expects a positive number of seconds")
     return value

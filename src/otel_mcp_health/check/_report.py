@@ -142,9 +142,7 @@ def _session_verdict(
     return Verdict.STALE_CATALOG.value, f"catalog_{catalog['reason']}", action.value
 
 
-def build(
-    spans: Sequence[ReadableSpan], facts: Facts, options: CheckOptions
-) -> dict[str, Any]:
+def build(spans: Sequence[ReadableSpan], facts: Facts, options: CheckOptions) -> dict[str, Any]:
     """The ``--json`` object (docs/check.md#json-output)."""
     session = _session(spans, facts)
     catalog = _catalog(spans, facts)

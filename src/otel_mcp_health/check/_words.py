@@ -72,7 +72,9 @@ _TRANSPORTS: Final = {"pipe": "stdio", "tcp": "streamable HTTP"}
 
 
 def _yes_no(value: object) -> str:
-    return {True: "yes", False: "no"}.get(value, "unknown")  # type: ignore[call-overload]
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "unknown"
 
 
 def _session_lines(session: Mapping[str, Any]) -> list[str]:
@@ -97,7 +99,7 @@ def _catalog_lines(catalog: Mapping[str, Any]) -> list[str]:
     verdict = str(catalog["verdict"])
     digest = catalog.get("digest")
     stopped = {"cursor_loop": ", stopped at a repeated cursor", "page_cap": ", stopped at the cap"}
-    lines = [
+    return [
         f"tools     {catalog['toolCount']} tools in {catalog['pages']} page(s)"
         f"{stopped.get(str(catalog.get('discoveryStopped')), '')}"
         + (f", digest {str(digest)[:19]}…" if digest else ""),
@@ -105,7 +107,6 @@ def _catalog_lines(catalog: Mapping[str, Any]) -> list[str]:
         f"          list_changed received: {catalog['notifications']}, "
         f"listed again: {catalog['rediscovered']}",
     ]
-    return lines
 
 
 def _call_lines(call: Mapping[str, Any]) -> list[str]:
@@ -119,7 +120,8 @@ def _call_lines(call: Mapping[str, Any]) -> list[str]:
             if layer.value == "outcome" and call.get("outcomeMethod")
             else ""
         )
-        lines.append(f"          {layer.value:<14} {STATUS_WORDS.get(status, status)}{method}{mark}")
+        words = STATUS_WORDS.get(status, status)
+        lines.append(f"          {layer.value:<14} {words}{method}{mark}")
     return lines
 
 
