@@ -53,9 +53,9 @@ class _InputError(Exception):
 
 def _read_text(name: str) -> str:
     if name == "-":
-        return sys.stdin.read()
+        return sys.stdin.read().removeprefix("\ufeff")
     try:
-        return Path(name).read_text(encoding="utf-8")
+        return Path(name).read_text(encoding="utf-8-sig")  # a UTF-8 BOM is accepted
     except FileNotFoundError:
         raise _InputError(f"{name}: no such file") from None
     except IsADirectoryError:
@@ -79,17 +79,27 @@ def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f} %"
 
 
+_HEADER = (
+    f"{'id':<38} {'kind':<8} {'verdict':<21} {'first failed':<14} {'next action':<23} reason\n"
+)
+
+
 def _classify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     worst = EXIT_GREEN
     call_results: list[CallResult] = []
-    if not args.json:
-        header = f"{'id':<38} {'kind':<8} {'verdict':<21} {'first failed':<14} "
-        out.write(f"{header}{'next action':<23} reason\n")
+    header = not args.json  # printed with the first verdict, never before a failed read
     for name in args.files:
-        text = _read_text(name)
+        try:
+            text = _read_text(name)
+        except _InputError as exc:  # reported; the remaining files are still classified
+            err.write(f"otel-mcp-health classify: {exc}\n")
+            worst = EXIT_INPUT_ERROR
+            continue
+        records = 0
         for parsed in parse_lines(text.splitlines()):
+            records += 1
             if isinstance(parsed, EvidenceError):
-                err.write(f"{name}: {parsed}\n")
+                err.write(f"otel-mcp-health classify: {name}: {parsed}\n")
                 worst = EXIT_INPUT_ERROR
                 continue
             row, call = judge(parsed)
@@ -97,9 +107,15 @@ def _classify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 call_results.append(call)
             if row["verdict"] not in GREEN and worst == EXIT_GREEN:
                 worst = EXIT_NOT_GREEN
+            if header:
+                out.write(_HEADER)
+                header = False
             out.write(json.dumps(row) + "\n" if args.json else _text_row(row) + "\n")
             for mismatch in expectation_mismatches(parsed, row):
                 err.write(f"{name}: {parsed.id}: expectation not met: {mismatch}\n")
+        if records == 0:
+            err.write(f"otel-mcp-health classify: {name}: no evidence records (empty file)\n")
+            worst = EXIT_INPUT_ERROR
     if args.summary:
         summary = rates(call_results)
         if args.json:
@@ -124,13 +140,13 @@ def _classify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return worst
 
 
-def _tools_from(document: object) -> list[Any]:
+def _tools_from(name: str, document: object) -> list[Any]:
     if isinstance(document, dict) and isinstance(document.get("result"), dict):
         document = document["result"]
     if isinstance(document, dict) and "tools" in document:
         document = document["tools"]
     if not isinstance(document, list):
-        msg = 'expected a tools/list result ({"tools": [...]}) or a JSON array of tools'
+        msg = f'{name}: expected a tools/list result ({{"tools": [...]}}) or a JSON array of tools'
         raise _InputError(msg)
     return document
 
@@ -141,7 +157,7 @@ def _digest(args: argparse.Namespace, out: TextIO, _err: TextIO) -> int:
         document = json.loads(text)
     except (ValueError, RecursionError):
         raise _InputError(f"{args.file}: not valid JSON") from None
-    tools = _tools_from(document)
+    tools = _tools_from(args.file, document)
     try:
         digest = digest_tools(tools)
     except DigestError as exc:
