@@ -3,9 +3,9 @@
 Subcommands:
 
 ``classify FILE... [--json] [--summary]``
-    Read evidence records (EVIDENCE.md, JSON Lines; ``-`` for standard input) and print one
-    verdict per record. ``--json`` prints JSON Lines in EVIDENCE.md's output shapes;
-    ``--summary`` adds seed 003's two rates over the call records.
+    Read evidence records (docs/evidence-format.md, JSON Lines; ``-`` for standard input) and
+    print one verdict per record. ``--json`` prints JSON Lines in the documented output shapes;
+    ``--summary`` adds the two call rates (docs/model.md#two-rates) over the call records.
 ``digest FILE [--json]``
     Digest a ``tools/list`` result (``{"tools": [...]}``, also inside a JSON-RPC response) or a
     JSON array of tools: prints the projection-v1 digest and the tool count.
@@ -179,11 +179,11 @@ def _layer_table() -> str:
 def rules_markdown() -> str:
     """The three rule tables as Markdown, generated from the code (used by the README)."""
     return (
-        "### Catalog convergence (SPEC §3)\n\n"
+        "### Catalog convergence\n\n"
         + render_table(CATALOG_RULES)
-        + "\n\n### The five-layer call test (SPEC §4)\n\n"
+        + "\n\n### The five-layer call test\n\n"
         + _layer_table()
-        + "\n\n### Session health contract (SPEC §5)\n\n"
+        + "\n\n### Session health contract\n\n"
         + render_table(VERDICT_RULES)
         + "\n"
     )

@@ -374,6 +374,11 @@ def test_human_output_for_a_person_on_call(http_base: str) -> None:
     assert "the server refused the credentials" in result.out
     assert "ask for the missing permission (scope); retrying will not help" in result.out
     assert "handshake failed at the authorization layer" in result.out
+    assert "the server asks for scope: tools:call admin" in result.out
+    assert check("--json", "--url", f"{http_base}/authz").json()["session"]["requiredScopes"] == [
+        "tools:call",
+        "admin",
+    ]
 
 
 @pytest.mark.parametrize(

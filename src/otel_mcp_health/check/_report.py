@@ -81,6 +81,9 @@ def _session(spans: Sequence[ReadableSpan], facts: Facts) -> dict[str, Any]:
             firstFailedLayer=failed,
             layers=_layers_up_to(failed) if failed != FirstFailedLayer.NONE.value else {},
         )
+        scopes = attrs.get(A.AUTH_REQUIRED_SCOPES)
+        if scopes:  # scope names only (never a token), as the span carries them
+            session["requiredScopes"] = list(scopes)
     return session
 
 

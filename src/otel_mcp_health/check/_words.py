@@ -92,6 +92,8 @@ def _session_lines(session: Mapping[str, Any]) -> list[str]:
             f"          handshake failed at the {session['firstFailedLayer']} layer: "
             f"{session['verdict']} ({session['reason']})"
         )
+    if session.get("requiredScopes"):
+        lines.append(f"          the server asks for scope: {' '.join(session['requiredScopes'])}")
     return lines
 
 
@@ -138,7 +140,8 @@ def render(report: Mapping[str, Any]) -> str:
         lines.append("timeout   the check hit --timeout before it finished")
     lines += [
         "",
-        f"verdict   {verdict.upper()}: {VERDICT_WORDS.get(verdict, verdict)} ({report['reason']})",
+        f"verdict   {verdict.upper()}: {VERDICT_WORDS.get(verdict, verdict)}",
+        f"          reason: {report['reason']}",
         f"next      {NEXT_ACTION_WORDS.get(action, action)} ({action})",
     ]
     return "\n".join(lines) + "\n"

@@ -1,4 +1,4 @@
-"""Parse the offline evidence format (EVIDENCE.md, JSON Lines) into evidence records.
+"""Parse the offline evidence format (docs/evidence-format.md, JSON Lines) into evidence records.
 
 Every line is parsed on its own: a bad line becomes an :class:`EvidenceError` that names the line
 number, the field path and the expected shape, and the other lines still parse. A bad line never

@@ -153,11 +153,15 @@ SCENARIOS: Final = (
     STDIO_EXPORT,
 )
 
-LEGEND: Final = (
-    "legend: verdict = SPEC §5 session contract on the exported span; first failed = first "
-    "failing SPEC §4 layer (transport > authorization > protocol > execution > outcome); "
-    "protocol-level success counts result envelopes (isError included), verified outcomes "
-    "counts passing verifier receipts (the not_required policy is not a receipt)"
+#: Printed under the table; every line fits in 100 columns (tests/test_readme.py checks it).
+LEGEND: Final = "\n".join(
+    (
+        "legend: verdict = the session contract's verdict on the exported span (docs/model.md)",
+        "        first failed = first failing layer, in the order transport > authorization >",
+        "        protocol > execution > outcome; protocol-level success counts result envelopes",
+        "        (isError included); verified outcomes counts passing verifier receipts (the",
+        "        not_required policy is not a receipt)",
+    )
 )
 
 
@@ -523,9 +527,7 @@ def report(demo: _Demo, out: TextIO, elapsed_s: float) -> int:
             ],
         )
     )
-    out.write(
-        "\ncatalog verdicts (SPEC §3), on the spans that end a traversal or bring a signal:\n"
-    )
+    out.write("\ncatalog verdicts, on the spans that end a traversal or bring a signal:\n")
     out.write(
         _table(
             ("scenario", "span", "catalog", "reason"),
@@ -540,7 +542,7 @@ def report(demo: _Demo, out: TextIO, elapsed_s: float) -> int:
     )
     incidents = _incidents(demo.pipeline.reader)
     out.write(
-        "incidents opened (SPEC §6): "
+        "incidents opened: "
         + ("  ".join(f"{v} {n}" for v, n in sorted(incidents.items())) or "none")
         + "\n"
     )
