@@ -85,7 +85,8 @@ def _attribute_rows() -> list[tuple[str, str, str, str]]:
             group = line[2:].strip()
         elif number in assigned:
             node = assigned[number]
-            assert isinstance(node.target, ast.Name) and isinstance(node.value, ast.Constant)
+            assert isinstance(node.target, ast.Name)
+            assert isinstance(node.value, ast.Constant)
             rows.append((node.target.id, str(node.value.value), group, " ".join(doc)))
         if not line.startswith("#:"):
             doc = [] if number in assigned or not line.strip() else doc
@@ -243,5 +244,5 @@ def test_configuration_lists_every_variable_and_check_option() -> None:
     add_arguments(parser)
     for action in parser._actions:
         for option in action.option_strings:
-            if option != "-h" and option != "--help":
+            if option not in {"-h", "--help"}:
                 assert f"`{option}" in text, option
