@@ -490,6 +490,17 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _wrapped(head: str, items: Sequence[str], width: int = 100) -> str:
+    """``head`` then the items two spaces apart, continued under the first item within ``width``."""
+    lines, line = [], head
+    for item in items:
+        if line.strip() and len(line) + 2 + len(item) > width and line != head:
+            lines.append(line)
+            line = " " * len(head)
+        line += item if line.endswith(" ") else "  " + item
+    return "\n".join([*lines, line])
+
+
 def _percent(part: int, whole: int) -> str:
     return f"{part / whole * 100:.1f} % ({part}/{whole})" if whole else "n/a"
 
@@ -541,11 +552,8 @@ def report(demo: _Demo, out: TextIO, elapsed_s: float) -> int:
         f"{_percent(rates.verified, rates.calls)}\n"
     )
     incidents = _incidents(demo.pipeline.reader)
-    out.write(
-        "incidents opened: "
-        + ("  ".join(f"{v} {n}" for v, n in sorted(incidents.items())) or "none")
-        + "\n"
-    )
+    items = [f"{v} {n}" for v, n in sorted(incidents.items())] or ["none"]
+    out.write(_wrapped("incidents opened: ", items) + "\n")
     out.write(LEGEND + "\n")
     problems = _mismatches(verdicts, demo.errors)
     if problems:
@@ -583,7 +591,7 @@ def run(out: TextIO, err: TextIO) -> int:
             demo = _Demo(pipeline.provider.get_tracer(__name__), pipeline, Path(workdir))
             out.write(
                 f"otel-mcp-health demo: {len(SCENARIOS)} scenarios against real MCP servers "
-                "(streamable HTTP on 127.0.0.1, in-process, stdio)"
+                "(HTTP on 127.0.0.1, in-process, stdio)"
                 + (", also exported via OTLP/HTTP" if pipeline.otlp else "")
                 + "\n\n"
             )
