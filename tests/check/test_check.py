@@ -45,6 +45,7 @@ def test_json_shape_of_a_healthy_call_on_the_typescript_reference_server(
         "nextAction",
         "timedOut",
         "elapsedSeconds",
+        "error",
     }
     assert report["session"] == {
         "protocolVersion": report["session"]["protocolVersion"],
@@ -91,6 +92,7 @@ def test_json_shape_of_a_healthy_call_on_the_typescript_reference_server(
     }
     assert (report["verdict"], report["nextAction"]) == ("healthy", "none")
     assert report["timedOut"] is False
+    assert report["error"] is None
 
 
 def test_without_watch_the_reference_servers_own_signal_leaves_the_catalog_stale(
@@ -226,6 +228,7 @@ def test_jsonrpc_error_fails_the_protocol_layer() -> None:
     )
     assert result.json()["call"]["firstFailedLayer"] == "protocol"
     assert result.json()["reason"] == "jsonrpc_-32602"
+    assert result.json()["error"] is None  # the failed call is the finding, not a check error
     assert _verdict(result.json()) == ("protocol_error", "fix_request_contract")
     assert CANARY_ARG not in result.out + result.err
 
@@ -449,3 +452,26 @@ def test_progress_line_on_a_terminal() -> None:
     assert "\rotel-mcp-health check: handshake" in terminal.text
     assert "otel-mcp-health check: discovering tools" in terminal.text
     assert terminal.text.endswith("\r")  # the line is cleared before the report
+
+
+def test_a_server_that_cannot_start_is_never_green() -> None:
+    result = check("--json", "--", "/nonexistent/mcp-server")
+    report = result.json()
+    assert result.code == 1
+    assert (report["verdict"], report["reason"]) == ("unverified", "no_evidence")
+    assert report["error"] == "FileNotFoundError"
+    assert report["session"]["connected"] is False
+    human = check("--", "/nonexistent/mcp-server")
+    assert "the server could not be started or reached" in human.out
+    assert "check the command or URL" in human.out
+
+
+def test_watch_in_the_2026_era_listens_and_ends_on_time() -> None:
+    result = check("--json", "--watch", "0.5", *stdio("healthy"))
+    report = result.json()
+    assert result.code == 0, report
+    assert report["session"]["era"] == "server/discover"
+    assert report["catalog"]["verdict"] == "converged"
+    assert report["catalog"]["notifications"] == 0
+    assert 0.5 <= report["elapsedSeconds"] < 10
+    assert report["error"] is None

@@ -169,6 +169,8 @@ async def _call(client: Client, options: CheckOptions, deadline: float, facts: F
     timeout = max(deadline - time.monotonic() - CLOSE_RESERVE_S, 0.1)
     try:
         await client.call_tool(options.call, options.arguments, read_timeout_seconds=timeout)
+    except Exception:  # a failed call is the finding, judged on its span; not a check error
+        pass
     finally:
         # The receipt ends the call span from a worker thread: wait for it (bounded).
         wait = min(RECEIPT_WAIT_S, max(deadline - time.monotonic(), 0.5))

@@ -164,6 +164,7 @@ def build(spans: Sequence[ReadableSpan], facts: Facts, options: CheckOptions) ->
         reason=reason,
         nextAction=action,
         timedOut=facts.timed_out,
+        error=facts.error,
         elapsedSeconds=round(facts.elapsed_s, 3),
     )
     return report

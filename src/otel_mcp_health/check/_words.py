@@ -67,6 +67,18 @@ STATUS_WORDS: Final[Mapping[str, str]] = {
     LayerStatus.NOT_APPLICABLE: "not applicable",
 }
 
+#: Reasons of a check that collected no verdict at all: what happened, and what to do instead.
+NO_VERDICT_WORDS: Final[Mapping[str, tuple[str, str]]] = {
+    "no_evidence": (
+        "no evidence: the server could not be started or reached",
+        "check the command or URL",
+    ),
+    "check_timed_out": (
+        "no evidence: --timeout ended the check before anything was judged",
+        "raise --timeout, or look at why the server is this slow",
+    ),
+}
+
 _ERAS: Final = {"initialize": "initialize handshake", "server/discover": "server/discover (2026)"}
 _TRANSPORTS: Final = {"pipe": "stdio", "tcp": "streamable HTTP"}
 
@@ -138,10 +150,16 @@ def render(report: Mapping[str, Any]) -> str:
         lines += _call_lines(report["call"])
     if report.get("timedOut"):
         lines.append("timeout   the check hit --timeout before it finished")
+    if report.get("error"):
+        lines.append(f"stopped   on {report['error']} (details not shown: they may hold secrets)")
+    said, todo = NO_VERDICT_WORDS.get(
+        str(report["reason"]),
+        (VERDICT_WORDS.get(verdict, verdict), NEXT_ACTION_WORDS.get(action, action)),
+    )
     lines += [
         "",
-        f"verdict   {verdict.upper()}: {VERDICT_WORDS.get(verdict, verdict)}",
+        f"verdict   {verdict.upper()}: {said}",
         f"          reason: {report['reason']}",
-        f"next      {NEXT_ACTION_WORDS.get(action, action)} ({action})",
+        f"next      {todo} ({action})",
     ]
     return "\n".join(lines) + "\n"

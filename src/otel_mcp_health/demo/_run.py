@@ -400,31 +400,45 @@ def _policies() -> Iterator[None]:
 
 
 def _label_of(
-    span: ReadableSpan, by_id: Mapping[int, ReadableSpan], by_trace: Mapping[int, str]
+    span: ReadableSpan, by_id: Mapping[int, ReadableSpan], steps: Sequence[ReadableSpan]
 ) -> str:
-    """The scenario of ``span``: its nearest demo ancestor, else the session of its trace."""
+    """The scenario of ``span``: its nearest demo ancestor, else the step running when it began.
+
+    A notification is handled by the session's receive loop, outside any step's context; the step
+    whose time span holds its arrival is the one that caused it (steps run one after the other).
+    """
     current = by_id.get(span.parent.span_id) if span.parent else None
     while current is not None:
         label = (current.attributes or {}).get(SCENARIO_ATTRIBUTE)
         if isinstance(label, str):
             return label
         current = by_id.get(current.parent.span_id) if current.parent else None
-    return by_trace.get(span.context.trace_id, "-")
+    started = span.start_time or 0
+    for step in steps:
+        same_trace = step.context.trace_id == span.context.trace_id
+        if same_trace and (step.start_time or 0) <= started <= (step.end_time or 0):
+            return str((step.attributes or {})[SCENARIO_ATTRIBUTE])
+    return next(
+        (
+            str((s.attributes or {})[SCENARIO_ATTRIBUTE])
+            for s in steps
+            if s.parent is None and s.context.trace_id == span.context.trace_id
+        ),
+        "-",
+    )
 
 
 def _collect(spans: Sequence[ReadableSpan]) -> tuple[list[Row], list[Row]]:
     """The verdict rows and the catalog rows, in export order."""
     by_id = {s.context.span_id: s for s in spans}
-    by_trace = {
-        s.context.trace_id: str((s.attributes or {})[SCENARIO_ATTRIBUTE])
-        for s in spans
-        if s.parent is None and SCENARIO_ATTRIBUTE in (s.attributes or {})
-    }
+    # Scenario steps first (they have a parent), then the session spans around them.
+    labelled = [s for s in spans if SCENARIO_ATTRIBUTE in (s.attributes or {})]
+    steps = sorted(labelled, key=lambda s: s.parent is None)
     verdicts: list[Row] = []
     catalogs: list[Row] = []
     for span in spans:
         attrs = span.attributes or {}
-        label = _label_of(span, by_id, by_trace)
+        label = _label_of(span, by_id, steps)
         if A.VERDICT in attrs:
             verdicts.append(
                 Row(
