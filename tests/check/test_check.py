@@ -475,3 +475,25 @@ def test_watch_in_the_2026_era_listens_and_ends_on_time() -> None:
     assert report["catalog"]["notifications"] == 0
     assert 0.5 <= report["elapsedSeconds"] < 10
     assert report["error"] is None
+
+
+def test_forcing_the_2026_era_on_a_server_that_only_knows_initialize(
+    everything: list[str],
+) -> None:
+    result = check("--json", "--era", "modern", *everything)
+    report = result.json()
+    assert result.code == 1
+    assert report["session"]["era"] is None  # adopted without a handshake
+    assert report["session"]["protocolVersion"] == "2026-07-28"
+    assert (report["catalog"]["verdict"], report["catalog"]["reason"]) == (
+        "incomplete",
+        "page_failed",
+    )
+    assert report["catalog"]["pages"] == 1
+    assert (report["verdict"], report["nextAction"]) == ("stale_catalog", "resume_discovery")
+
+
+def test_the_target_never_shows_user_info_of_the_url() -> None:
+    result = check("--json", "--timeout", "3", "--url", f"http://user:{TOKEN}@127.0.0.1:9/mcp")
+    assert result.json()["target"] == "http://127.0.0.1:9/mcp"
+    assert TOKEN not in result.out + result.err

@@ -97,8 +97,8 @@ async def _discover(client: Client, options: CheckOptions, facts: Facts) -> None
     facts.discovery_stopped = None
     while True:
         requested.add(cursor)
+        facts.pages += 1  # counted when requested: a failed page counts too
         page = await client.list_tools(cursor=cursor)
-        facts.pages += 1
         tools.extend(page.tools)
         cursor = page.next_cursor
         if cursor is None:
@@ -108,9 +108,9 @@ async def _discover(client: Client, options: CheckOptions, facts: Facts) -> None
             break
         if cursor in requested:
             # Request the repeated cursor once more, so the spans show the loop itself.
-            await client.list_tools(cursor=cursor)
             facts.pages += 1
             facts.discovery_stopped = "cursor_loop"
+            await client.list_tools(cursor=cursor)
             break
     facts.tool_count = len(tools)
     # The check's client "installs" what it discovered: the processor then judges the catalog

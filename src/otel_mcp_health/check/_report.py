@@ -46,6 +46,11 @@ def _handshake(spans: Sequence[ReadableSpan]) -> Mapping[str, Any] | None:
     return found[-1] if found else None
 
 
+def _first(spans: Sequence[ReadableSpan], name: str) -> Any:
+    """The first value of attribute ``name`` on any span, or ``None``."""
+    return next((v for s in spans if (v := _attrs(s).get(name)) is not None), None)
+
+
 def _layers_up_to(failed: str) -> dict[str, str]:
     """Layer statuses of a failed handshake: passed before the failed one, unobserved after."""
     statuses: dict[str, str] = {}
@@ -64,12 +69,14 @@ def _layers_up_to(failed: str) -> dict[str, str]:
 def _session(spans: Sequence[ReadableSpan], facts: Facts) -> dict[str, Any]:
     attrs = _handshake(spans) or {}
     listed = attrs.get(A.SESSION_CAPABILITY_TOOLS_LIST_CHANGED)
+    # ``--era modern`` adopts 2026-07-28 without a handshake: the version is on every later span.
+    version = attrs.get(A.MCP_PROTOCOL_VERSION) or _first(spans, A.MCP_PROTOCOL_VERSION)
     session: dict[str, Any] = {
-        "protocolVersion": attrs.get(A.MCP_PROTOCOL_VERSION),
+        "protocolVersion": version,
         "era": attrs.get(A.SESSION_ERA),
         "listChanged": listed if isinstance(listed, bool) else None,
         "serverName": attrs.get(A.SERVER_NAME),
-        "transport": attrs.get(A.NETWORK_TRANSPORT),
+        "transport": attrs.get(A.NETWORK_TRANSPORT) or _first(spans, A.NETWORK_TRANSPORT),
         "connected": facts.connected,
     }
     if A.VERDICT in attrs:  # the processor judges a handshake only when it failed

@@ -35,7 +35,7 @@ VERDICT_WORDS: Final[Mapping[str, str]] = {
 CATALOG_WORDS: Final[Mapping[str, str]] = {
     CatalogVerdict.CONVERGED: "complete and current",
     CatalogVerdict.STALE: "out of date",
-    CatalogVerdict.INCOMPLETE: "incomplete: the page chain did not finish",
+    CatalogVerdict.INCOMPLETE: "the page chain did not finish",
     CatalogVerdict.UNVERIFIABLE: "cannot be checked",
 }
 
@@ -80,6 +80,7 @@ NO_VERDICT_WORDS: Final[Mapping[str, tuple[str, str]]] = {
 }
 
 _ERAS: Final = {"initialize": "initialize handshake", "server/discover": "server/discover (2026)"}
+_NO_HANDSHAKE: Final = "no handshake: adopted with --era modern"
 _TRANSPORTS: Final = {"pipe": "stdio", "tcp": "streamable HTTP"}
 
 
@@ -90,13 +91,13 @@ def _yes_no(value: object) -> str:
 
 
 def _session_lines(session: Mapping[str, Any]) -> list[str]:
-    if session.get("protocolVersion") is None and "verdict" not in session:
+    if not session.get("connected") and "verdict" not in session:
         return ["session   no session was established"]
     via = _TRANSPORTS.get(str(session.get("transport")), "in-process")
     lines = [
         f"session   {session.get('serverName') or 'unnamed server'} over {via}, protocol "
         f"{session.get('protocolVersion') or 'not negotiated'} "
-        f"({_ERAS.get(str(session.get('era')), 'no handshake')})",
+        f"({_ERAS.get(str(session.get('era')), _NO_HANDSHAKE)})",
         f"          announces tool-list changes: {_yes_no(session.get('listChanged'))}",
     ]
     if "verdict" in session:
@@ -144,7 +145,7 @@ def render(report: Mapping[str, Any]) -> str:
     verdict, action = str(report["verdict"]), str(report["nextAction"])
     lines = [f"otel-mcp-health check: {report['target']}", ""]
     lines += _session_lines(report["session"])
-    if report["session"].get("protocolVersion") is not None:
+    if report["session"].get("connected"):
         lines += _catalog_lines(report["catalog"])
     if "call" in report:
         lines += _call_lines(report["call"])
