@@ -2,7 +2,7 @@
 
 Run as a subprocess, the way ``check`` meets a server someone else wrote::
 
-    python check_servers.py stdio healthy|loop|announce   # a stdio server
+    python check_servers.py stdio healthy|loop|announce|listen   # a stdio server
     python check_servers.py http                          # prints its base URL, then serves
 
 Over HTTP (uvicorn on 127.0.0.1, ephemeral port) the paths are: ``/mcp`` the healthy server,
@@ -111,7 +111,8 @@ class _Server(Server[Any]):
 
 
 def build(variant: str) -> Server[Any]:
-    """``healthy``: two pages; ``loop``: a cursor loop; ``announce``: list_changed mid-listing."""
+    """``healthy``: two pages; ``loop``: a cursor loop; ``announce``: list_changed mid-listing;
+    ``listen``: serves ``subscriptions/listen`` and announces one change on it (2026-07-28)."""
     listing = _list_loop if variant == "loop" else _list_two_pages
     if variant == "announce":
         announced: list[bool] = []
@@ -125,7 +126,37 @@ def build(variant: str) -> Server[Any]:
             return await _list_two_pages(ctx, params)
 
         listing = listing_with_signal
+    if variant == "listen":
+        return _Server(
+            "check-listen",
+            version="0.0.1",
+            on_list_tools=listing,
+            on_call_tool=_call,
+            on_subscriptions_listen=_changes_once_listened(),
+        )
     return _Server(f"check-{variant}", version="0.0.1", on_list_tools=listing, on_call_tool=_call)
+
+
+def _changes_once_listened() -> Callable[..., Awaitable[Any]]:
+    """``subscriptions/listen`` (2026-07-28) that announces one tool-list change after a moment."""
+    from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+
+    bus = InMemorySubscriptionBus()
+    handler = ListenHandler(bus)
+    announced: list[bool] = []
+
+    async def announce_later() -> None:
+        await anyio.sleep(0.3)
+        await bus.publish(ToolsListChanged())
+
+    async def listen(ctx: Any, params: Any) -> Any:
+        async with anyio.create_task_group() as tg:
+            if not announced:
+                announced.append(True)
+                tg.start_soon(announce_later)
+            return await handler(ctx, params)
+
+    return listen
 
 
 def _challenge(status: int, value: str) -> Callable[[Request], Awaitable[PlainTextResponse]]:

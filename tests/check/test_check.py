@@ -466,15 +466,25 @@ def test_a_server_that_cannot_start_is_never_green() -> None:
     assert "check the command or URL" in human.out
 
 
-def test_watch_in_the_2026_era_listens_and_ends_on_time() -> None:
-    result = check("--json", "--watch", "0.5", *stdio("healthy"))
+def test_watch_in_the_2026_era_listens_and_relists() -> None:
+    result = check("--json", "--watch", "1.5", *stdio("listen"))
     report = result.json()
     assert result.code == 0, report
     assert report["session"]["era"] == "server/discover"
+    assert report["session"]["listChanged"] is True
+    assert report["catalog"]["notifications"] == 1  # over the subscriptions/listen stream
+    assert report["catalog"]["rediscovered"] == 1
     assert report["catalog"]["verdict"] == "converged"
+    assert 1.5 <= report["elapsedSeconds"] < 10  # the whole window is watched
+    assert report["error"] is None
+
+
+def test_watch_on_a_server_without_subscriptions_ends_on_time() -> None:
+    result = check("--json", "--watch", "0.5", *stdio("healthy"))
+    report = result.json()
+    assert result.code == 0, report
     assert report["catalog"]["notifications"] == 0
     assert 0.5 <= report["elapsedSeconds"] < 10
-    assert report["error"] is None
 
 
 def test_forcing_the_2026_era_on_a_server_that_only_knows_initialize(
