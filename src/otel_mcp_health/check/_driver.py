@@ -23,15 +23,16 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from otel_mcp_health.check._options import ERA_MODES, CheckOptions, FileVerifier, HttpVerifier
-from otel_mcp_health.instrumentation import flush_receipts, record_installed_tools
-from otel_mcp_health.verifiers import (
+from otel_mcp_health import (
     file_digest,
+    flush_receipts,
     http_status,
     outcome_not_required,
+    record_installed_tools,
     register_verifier,
     unregister_verifier,
 )
+from otel_mcp_health.check._options import ERA_MODES, CheckOptions, FileVerifier, HttpVerifier
 
 #: Upper bound of the wait for an outcome verifier's receipt after the call returned.
 RECEIPT_WAIT_S = 10.0

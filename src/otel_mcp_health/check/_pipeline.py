@@ -19,8 +19,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_mcp_health.instrumentation import McpHealthInstrumentor
-from otel_mcp_health.processor import McpHealthSpanProcessor
+from otel_mcp_health import McpHealthInstrumentor, McpHealthSpanProcessor
 
 #: ``service.name`` of a check's spans unless ``OTEL_SERVICE_NAME`` says otherwise.
 SERVICE_NAME = "otel-mcp-health-check"
