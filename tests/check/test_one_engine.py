@@ -44,4 +44,5 @@ def test_every_public_name_check_uses_is_exported() -> None:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module == "otel_mcp_health":
                 for alias in node.names:
-                    assert alias.name in otel_mcp_health.__all__, alias.name
+                    if alias.name != "attributes":  # the module of names, imported as A
+                        assert alias.name in otel_mcp_health.__all__, alias.name
