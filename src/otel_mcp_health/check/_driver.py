@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from otel_mcp_health import (
     file_digest,
@@ -80,7 +80,8 @@ class _Signals:
 
 def _transport(options: CheckOptions, stack: AsyncExitStack) -> Any:
     if options.url is not None:
-        http = create_mcp_http_client(headers=dict(options.headers) or None)
+        # The SDK's default timeouts (30 s; 300 s to read a stream); --timeout bounds them anyway.
+        http = httpx2.AsyncClient(headers=options.headers, timeout=httpx2.Timeout(30.0, read=300.0))
         stack.push_async_callback(http.aclose)
         return streamable_http_client(options.url, http_client=http)
     command, *args = options.command
