@@ -49,6 +49,7 @@ TOOLS: Final = (
     types.Tool(name="fail", input_schema={"type": "object"}),
     types.Tool(name="reject", input_schema={"type": "object"}),
     types.Tool(name="announce", input_schema={"type": "object"}),
+    types.Tool(name="slow", input_schema={"type": "object"}),
 )
 
 
@@ -91,6 +92,9 @@ async def _call(
     if name == "announce":
         await ctx.session.send_tool_list_changed()
         return types.CallToolResult(content=_text("changed"))
+    if name == "slow":  # may have acted, then keeps the client waiting far past its timeout
+        await anyio.sleep(60)
+        return types.CallToolResult(content=_text("done"))
     raise MCPError(code=types.METHOD_NOT_FOUND, message=f"unknown tool {name}")
 
 

@@ -507,3 +507,13 @@ def test_the_target_never_shows_user_info_of_the_url() -> None:
     result = check("--json", "--timeout", "3", "--url", f"http://user:{TOKEN}@127.0.0.1:9/mcp")
     assert result.json()["target"] == "http://127.0.0.1:9/mcp"
     assert TOKEN not in result.out + result.err
+
+
+def test_a_call_that_outlives_the_timeout_is_silence_not_success() -> None:
+    result = check("--json", "--timeout", "3", "--call", "slow", *stdio("healthy"))
+    report = result.json()
+    assert result.code == 1
+    assert report["call"]["firstFailedLayer"] == "execution"
+    assert report["call"]["layers"]["protocol"] == "unobserved"  # no envelope arrived
+    assert (report["verdict"], report["nextAction"]) == ("effect_unknown", "reconcile_before_retry")
+    assert report["elapsedSeconds"] < 8
