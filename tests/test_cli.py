@@ -192,7 +192,7 @@ def test_python_dash_m_entry_point(tmp_path: Path) -> None:
 def test_classify_on_an_empty_file_is_a_clear_error(tmp_path: Path) -> None:
     code, out, err = run("classify", write(tmp_path, "empty.jsonl", "\n"))
     assert code == 2
-    assert "empty.jsonl: no evidence records (empty file)" in err
+    assert "empty.jsonl: no evidence records (empty input)" in err
     assert out == ""  # no header without a verdict
 
 
@@ -235,3 +235,11 @@ def test_digest_errors_name_the_file(tmp_path: Path) -> None:
         code, _, err = run("digest", write(tmp_path, "named.json", text))
         assert code == 2
         assert "named.json: " in err, err
+
+
+def test_empty_standard_input_is_named_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    code, out, err = run("classify", "-")
+    assert code == 2
+    assert out == ""
+    assert "standard input: no evidence records (empty input)" in err

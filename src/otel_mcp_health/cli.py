@@ -96,10 +96,11 @@ def _classify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             worst = EXIT_INPUT_ERROR
             continue
         records = 0
+        shown = "standard input" if name == "-" else name
         for parsed in parse_lines(text.splitlines()):
             records += 1
             if isinstance(parsed, EvidenceError):
-                err.write(f"otel-mcp-health classify: {name}: {parsed}\n")
+                err.write(f"otel-mcp-health classify: {shown}: {parsed}\n")
                 worst = EXIT_INPUT_ERROR
                 continue
             row, call = judge(parsed)
@@ -112,9 +113,9 @@ def _classify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 header = False
             out.write(json.dumps(row) + "\n" if args.json else _text_row(row) + "\n")
             for mismatch in expectation_mismatches(parsed, row):
-                err.write(f"{name}: {parsed.id}: expectation not met: {mismatch}\n")
+                err.write(f"{shown}: {parsed.id}: expectation not met: {mismatch}\n")
         if records == 0:
-            err.write(f"otel-mcp-health classify: {name}: no evidence records (empty file)\n")
+            err.write(f"otel-mcp-health classify: {shown}: no evidence records (empty input)\n")
             worst = EXIT_INPUT_ERROR
     if args.summary:
         summary = rates(call_results)
