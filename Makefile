@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SEEDS  := tests/fixtures/seeds
 
-.PHONY: setup demo replay test lint format bench bench-publish clean provision pipeline
+.PHONY: setup demo replay test lint format bench bench-publish clean provision provision-check pipeline
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,7 @@ replay: $(STAMP)
 
 ## The whole suite: lint, format check, strict typing, then every test (the pipeline tests need
 ## the provisioned collector, Prometheus, Alertmanager and dashboard tooling).
-test: lint provision
+test: lint provision provision-check
 	$(BIN)/pytest
 
 ## Install/build what the pipeline needs (idempotent; apt-get needs root): Prometheus,
@@ -42,6 +42,10 @@ provision:
 PIPELINE_SECONDS ?= 60
 pipeline: $(STAMP) provision
 	$(BIN)/python tests/pipeline/pipeline_stack.py --seconds $(PIPELINE_SECONDS) $(PIPELINE_ARGS)
+
+## Third-party MCP servers for tests/check (idempotent: npm ci + the PyPI server).
+provision-check: $(STAMP)
+	@PYTHON=$(BIN)/python scripts/provision-check.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -186,3 +186,60 @@ def test_python_dash_m_entry_point(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1
     assert "verified outcomes: 12.5 %" in proc.stdout
+
+
+# ---- the messages a new user meets ----------------------------------------------------------
+def test_classify_on_an_empty_file_is_a_clear_error(tmp_path: Path) -> None:
+    code, out, err = run("classify", write(tmp_path, "empty.jsonl", "\n"))
+    assert code == 2
+    assert "empty.jsonl: no evidence records (empty input)" in err
+    assert out == ""  # no header without a verdict
+
+
+def test_a_missing_file_does_not_stop_the_remaining_files(tmp_path: Path) -> None:
+    good = write(tmp_path, "good.jsonl", '{"kind": "call", "id": "after-the-missing-one"}\n')
+    code, out, err = run("classify", str(tmp_path / "missing.jsonl"), good, "--json")
+    assert code == 2
+    assert "missing.jsonl: no such file" in err
+    assert [json.loads(line)["id"] for line in out.splitlines()] == ["after-the-missing-one"]
+
+
+def test_no_header_is_printed_before_a_read_fails(tmp_path: Path) -> None:
+    code, out, err = run("classify", str(tmp_path / "missing.jsonl"))
+    assert code == 2
+    assert out == ""
+    assert "no such file" in err
+
+
+def test_a_utf8_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"kind": "call", "id": "with-bom"}\n')
+    code, out, err = run("classify", str(path), "--json")
+    assert err == ""
+    assert json.loads(out)["id"] == "with-bom"
+    assert code == 1  # a bare call is judged (unverified), not rejected
+    tools = tmp_path / "tools.json"
+    tools.write_bytes(b'\xef\xbb\xbf{"tools": []}')
+    assert run("digest", str(tools))[0] == 0
+
+
+def test_a_line_error_names_the_line_once(tmp_path: Path) -> None:
+    code, _, err = run("classify", write(tmp_path, "x.jsonl", '{"kind": "call"}\n{oops\n'))
+    assert code == 2
+    assert "x.jsonl: line 2: expected one JSON object per line" in err
+    assert "line: " not in err
+
+
+def test_digest_errors_name_the_file(tmp_path: Path) -> None:
+    for text in ("{not json", '{"result": 3}', '[{"name": "a", "inputSchema": {"maximum": NaN}}]'):
+        code, _, err = run("digest", write(tmp_path, "named.json", text))
+        assert code == 2
+        assert "named.json: " in err, err
+
+
+def test_empty_standard_input_is_named_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    code, out, err = run("classify", "-")
+    assert code == 2
+    assert out == ""
+    assert "standard input: no evidence records (empty input)" in err

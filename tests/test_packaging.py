@@ -55,3 +55,20 @@ def test_every_public_name_resolves_lazily() -> None:
     for name in otel_mcp_health.__all__:
         assert getattr(otel_mcp_health, name) is not None
     assert sorted(otel_mcp_health.__all__) == sorted(["__version__", *otel_mcp_health._EXPORTS])
+
+
+def test_the_wheel_carries_the_apache_license(tmp_path: Path) -> None:
+    import zipfile
+
+    from hatchling.builders.wheel import WheelBuilder
+
+    assert "Apache License" in (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert PYPROJECT["project"]["license"] == "Apache-2.0"
+    (wheel,) = WheelBuilder(str(ROOT)).build(directory=str(tmp_path), versions=["standard"])
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        licenses = [n for n in names if n.endswith("licenses/LICENSE")]
+        assert licenses, names
+        assert "TERMS AND CONDITIONS" in archive.read(licenses[0]).decode()
+        meta = next(n for n in names if n.endswith("METADATA"))
+        assert "License-File: LICENSE" in archive.read(meta).decode()

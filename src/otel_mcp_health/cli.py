@@ -3,9 +3,9 @@
 Subcommands:
 
 ``classify FILE... [--json] [--summary]``
-    Read evidence records (EVIDENCE.md, JSON Lines; ``-`` for standard input) and print one
-    verdict per record. ``--json`` prints JSON Lines in EVIDENCE.md's output shapes;
-    ``--summary`` adds seed 003's two rates over the call records.
+    Read evidence records (docs/evidence-format.md, JSON Lines; ``-`` for standard input) and
+    print one verdict per record. ``--json`` prints JSON Lines in the documented output shapes;
+    ``--summary`` adds the two call rates (docs/model.md#two-rates) over the call records.
 ``digest FILE [--json]``
     Digest a ``tools/list`` result (``{"tools": [...]}``, also inside a JSON-RPC response) or a
     JSON array of tools: prints the projection-v1 digest and the tool count.
@@ -53,9 +53,9 @@ class _InputError(Exception):
 
 def _read_text(name: str) -> str:
     if name == "-":
-        return sys.stdin.read()
+        return sys.stdin.read().removeprefix("\ufeff")
     try:
-        return Path(name).read_text(encoding="utf-8")
+        return Path(name).read_text(encoding="utf-8-sig")  # a UTF-8 BOM is accepted
     except FileNotFoundError:
         raise _InputError(f"{name}: no such file") from None
     except IsADirectoryError:
@@ -79,17 +79,28 @@ def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{value * 100:.1f} %"
 
 
+_HEADER = (
+    f"{'id':<38} {'kind':<8} {'verdict':<21} {'first failed':<14} {'next action':<23} reason\n"
+)
+
+
 def _classify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     worst = EXIT_GREEN
     call_results: list[CallResult] = []
-    if not args.json:
-        header = f"{'id':<38} {'kind':<8} {'verdict':<21} {'first failed':<14} "
-        out.write(f"{header}{'next action':<23} reason\n")
+    header = not args.json  # printed with the first verdict, never before a failed read
     for name in args.files:
-        text = _read_text(name)
+        try:
+            text = _read_text(name)
+        except _InputError as exc:  # reported; the remaining files are still classified
+            err.write(f"otel-mcp-health classify: {exc}\n")
+            worst = EXIT_INPUT_ERROR
+            continue
+        records = 0
+        shown = "standard input" if name == "-" else name
         for parsed in parse_lines(text.splitlines()):
+            records += 1
             if isinstance(parsed, EvidenceError):
-                err.write(f"{name}: {parsed}\n")
+                err.write(f"otel-mcp-health classify: {shown}: {parsed}\n")
                 worst = EXIT_INPUT_ERROR
                 continue
             row, call = judge(parsed)
@@ -97,9 +108,15 @@ def _classify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 call_results.append(call)
             if row["verdict"] not in GREEN and worst == EXIT_GREEN:
                 worst = EXIT_NOT_GREEN
+            if header:
+                out.write(_HEADER)
+                header = False
             out.write(json.dumps(row) + "\n" if args.json else _text_row(row) + "\n")
             for mismatch in expectation_mismatches(parsed, row):
-                err.write(f"{name}: {parsed.id}: expectation not met: {mismatch}\n")
+                err.write(f"{shown}: {parsed.id}: expectation not met: {mismatch}\n")
+        if records == 0:
+            err.write(f"otel-mcp-health classify: {shown}: no evidence records (empty input)\n")
+            worst = EXIT_INPUT_ERROR
     if args.summary:
         summary = rates(call_results)
         if args.json:
@@ -124,13 +141,13 @@ def _classify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return worst
 
 
-def _tools_from(document: object) -> list[Any]:
+def _tools_from(name: str, document: object) -> list[Any]:
     if isinstance(document, dict) and isinstance(document.get("result"), dict):
         document = document["result"]
     if isinstance(document, dict) and "tools" in document:
         document = document["tools"]
     if not isinstance(document, list):
-        msg = 'expected a tools/list result ({"tools": [...]}) or a JSON array of tools'
+        msg = f'{name}: expected a tools/list result ({{"tools": [...]}}) or a JSON array of tools'
         raise _InputError(msg)
     return document
 
@@ -141,7 +158,7 @@ def _digest(args: argparse.Namespace, out: TextIO, _err: TextIO) -> int:
         document = json.loads(text)
     except (ValueError, RecursionError):
         raise _InputError(f"{args.file}: not valid JSON") from None
-    tools = _tools_from(document)
+    tools = _tools_from(args.file, document)
     try:
         digest = digest_tools(tools)
     except DigestError as exc:
@@ -163,11 +180,11 @@ def _layer_table() -> str:
 def rules_markdown() -> str:
     """The three rule tables as Markdown, generated from the code (used by the README)."""
     return (
-        "### Catalog convergence (SPEC §3)\n\n"
+        "### Catalog convergence\n\n"
         + render_table(CATALOG_RULES)
-        + "\n\n### The five-layer call test (SPEC §4)\n\n"
+        + "\n\n### The five-layer call test\n\n"
         + _layer_table()
-        + "\n\n### Session health contract (SPEC §5)\n\n"
+        + "\n\n### Session health contract\n\n"
         + render_table(VERDICT_RULES)
         + "\n"
     )
@@ -183,6 +200,12 @@ def _demo(_args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from otel_mcp_health.demo import main as demo_main
 
     return demo_main(out, err)
+
+
+def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from otel_mcp_health.check import run
+
+    return run(args, out, err)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -205,6 +228,17 @@ def build_parser() -> argparse.ArgumentParser:
     rules.set_defaults(handler=_rules)
     demo = sub.add_parser("demo", help="run the instrumented MCP client against real servers")
     demo.set_defaults(handler=_demo)
+    check = sub.add_parser(
+        "check",
+        help="judge any MCP server now: handshake, discovery, optional watch and call",
+        description="Judge an MCP server with the same instrumentation and processor an "
+        "instrumented agent uses. Exit codes: 0 healthy or converged, 1 any other verdict, "
+        "2 a usage error.",
+    )
+    from otel_mcp_health.check import add_arguments
+
+    add_arguments(check)
+    check.set_defaults(handler=_check)
     return parser
 
 

@@ -21,6 +21,11 @@ options from the ``OTEL_INSTRUMENTATION_MCP_HEALTH_*`` variables
 
 With several trace exporters (``OTEL_TRACES_EXPORTER=otlp,console``) one processor owns all their
 batch processors, so each session is judged once and each verdict metric is counted once.
+
+Exit time: the processor adds no flush of its own; at exit the batch processors and the metric
+reader flush exactly as under the SDK's configurator, each bounded by its exporter's timeout
+(``OTEL_EXPORTER_OTLP_TIMEOUT``, seconds). With the collector down that is what a program waits
+for (docs/configuration.md#exit-time; ``tests/test_exit_time.py`` compares both configurators).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Judging single tool calls, and the two rates that summarize a set of them (seed 003).
+"""Judging single tool calls, and the two rates that summarize them (docs/model.md#two-rates).
 
 :func:`classify_call` runs the five-layer test (:mod:`.layers`) and then the session contract
-(:mod:`.contract`) with the session-level rows switched off. :func:`rates` reproduces seed 003's
+(:mod:`.contract`) with the session-level rows switched off. :func:`rates` reproduces the fixtures'
 gap between *protocol-level success* (a JSON-RPC result envelope arrived, ``isError`` or not) and
 *verified outcomes* (an outcome verifier's receipt passed; the ``not_required`` policy is not a
 receipt and does not count).
@@ -72,7 +72,7 @@ def result_from(
 
 
 def classify_call(call: CallEvidence) -> CallResult:
-    """Judge one tool-call attempt on its own evidence (SPEC §4, §5 without session rows)."""
+    """Judge one tool-call attempt on its own evidence (the contract without session rows)."""
     layers = evaluate_layers(call)
     return result_from(call, layers, ContractContext(layers=layers))
 

@@ -1,4 +1,4 @@
-"""Catalog convergence (SPEC §3, seed 000): does the client registry match a fresh discovery?
+"""Catalog convergence (docs/model.md#catalog): does the client registry match a fresh discovery?
 
 Three events are never collapsed: the **signal** (``notifications/tools/list_changed``), the
 **discovery** (a ``tools/list`` traversal that reaches a page without ``nextCursor``) and the
@@ -31,7 +31,7 @@ from otel_mcp_health.core.vocabulary import (
 
 _NS_PER_S = 1_000_000_000
 
-# Reason codes (EVIDENCE.md), one constant each.
+# Reason codes (docs/evidence-format.md), one constant each.
 NO_DISCOVERY = "no_discovery"
 CURSOR_REMAINING = "cursor_remaining"
 CURSOR_GAP = "cursor_gap"
@@ -158,7 +158,7 @@ def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
 
 
 # ----------------------------------------------------------------------------------------------
-# The rules, in SPEC §3 order
+# The rules, in the order of docs/model.md#catalog
 # ----------------------------------------------------------------------------------------------
 def _no_discovery(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
     if f.latest is None:
@@ -325,7 +325,7 @@ CATALOG_RULES: tuple[Rule[CatalogFacts, CatalogVerdict], ...] = (
 
 
 def classify_catalog(evidence: CatalogEvidence) -> CatalogResult:
-    """Judge catalog convergence (SPEC §3); total and deterministic, never raises on evidence."""
+    """Judge catalog convergence (docs/model.md#catalog); total, deterministic, never raises."""
     facts = derive_facts(evidence)
     rule, decision = first_match(CATALOG_RULES, facts)
     policy = evidence.refresh_policy

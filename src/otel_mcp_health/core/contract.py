@@ -1,9 +1,10 @@
-"""The session health contract (SPEC §5, seed 002): one verdict per tool call, first match wins.
+"""The session health contract (docs/model.md#contract): one verdict per call, first match wins.
 
 :data:`VERDICT_RULES` is the one table of the eleven states. A tool call judged on its own (an
-EVIDENCE.md ``call`` record, or a span whose session facts are unknown) runs through the same
-table with the session-level rows switched off (``ContractContext.judge_session = False``), so
-there is exactly one implementation of the precedence:
+docs/evidence-format.md ``call`` record, or a span whose session facts are unknown) runs through
+the same table with the session-level rows switched off
+(``ContractContext.judge_session = False``), so there is exactly one implementation of the
+precedence:
 
 handshake failure → ``needs_auth`` → ``incompatible_session`` → ``stale_catalog`` →
 ``effect_unknown`` → (reconciled absent) ``tool_failed`` → ``transport_error`` →

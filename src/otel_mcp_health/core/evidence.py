@@ -1,9 +1,9 @@
 """The evidence model: immutable records of what was observed, and nothing else.
 
 Evidence and judgement stay apart. These records say what the instrumentation (or an offline
-``.jsonl`` file, see ``EVIDENCE.md``) observed; the classifiers in :mod:`.catalog`, :mod:`.calls`
-and :mod:`.session` turn them into verdicts. The same records come from spans (the processor) and
-from files (``otel-mcp-health classify``), so both paths share one set of rules.
+``.jsonl`` file, see ``docs/evidence-format.md``) observed; the classifiers in :mod:`.catalog`,
+:mod:`.calls` and :mod:`.session` turn them into verdicts. The same records come from spans (the
+processor) and from files (``otel-mcp-health classify``), so both paths share one set of rules.
 
 Conventions:
 
@@ -38,13 +38,13 @@ class _NotApplicable(Enum):
 
 
 #: Sentinel for "this layer does not exist on this transport"
-#: (EVIDENCE.md: ``"authorization": null``).
+#: (docs/evidence-format.md: ``"authorization": null``).
 NOT_APPLICABLE: Final = _NotApplicable.NOT_APPLICABLE
 NotApplicable = _NotApplicable
 
 
 # ----------------------------------------------------------------------------------------------
-# Catalog (seed 000, SPEC §3)
+# Catalog (docs/model.md#catalog)
 # ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Page:
@@ -85,7 +85,7 @@ class RefreshPolicy:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallCheck:
-    """A tool the agent called, for the call-time contract check (SPEC §3 rule 5).
+    """A tool the agent called, for the call-time contract check (docs/model.md#catalog, rules 7-8).
 
     Either ``argument_names`` (the classifier checks them against the discovered
     ``inputSchema``) or a precomputed finding (``contract`` and ``missing``) recorded by the
@@ -100,7 +100,7 @@ class ToolCallCheck:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CatalogEvidence:
-    """Everything SPEC §3 needs to judge catalog convergence for one session."""
+    """Everything the catalog rules need to judge catalog convergence for one session."""
 
     list_changed: bool | None = None
     refresh_policy: RefreshPolicy | None = None
@@ -113,7 +113,7 @@ class CatalogEvidence:
 
 
 # ----------------------------------------------------------------------------------------------
-# Call (seed 003, SPEC §4)
+# Call (docs/model.md#layers)
 # ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TransportEvidence:
@@ -169,7 +169,7 @@ class OutcomeEvidence:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CallEvidence:
-    """One tool-call attempt, layer by layer (EVIDENCE.md ``kind: "call"``)."""
+    """One tool-call attempt, layer by layer (docs/evidence-format.md ``kind: "call"``)."""
 
     tool: str | None = None
     read_only: bool | None = None
@@ -182,7 +182,7 @@ class CallEvidence:
 
 
 # ----------------------------------------------------------------------------------------------
-# Session (seed 002, SPEC §5)
+# Session (docs/model.md#contract)
 # ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HandshakeEvidence:
@@ -230,7 +230,7 @@ class ProgressEvidence:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionEvidence:
-    """One session's chain of evidence: handshake, catalog, call, progress (SPEC §5).
+    """One session's chain of evidence: handshake, catalog, call, progress (docs/model.md#contract).
 
     ``catalog_verdict`` is a verdict given instead of catalog evidence (``{"verdict": ...}``).
     """

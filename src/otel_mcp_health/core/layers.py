@@ -1,4 +1,4 @@
-"""The five-layer call test (SPEC §4, seed 003): where did this tool call stop?
+"""The five-layer call test (docs/model.md#layers): where did this tool call stop?
 
 Layers are checked in order: **transport → authorization → protocol → execution → outcome**.
 Each layer is judged by one row of :data:`LAYER_CHECKS` from the evidence alone (``passed``,
@@ -6,11 +6,11 @@ Each layer is judged by one row of :data:`LAYER_CHECKS` from the evidence alone 
 later layer becomes ``unobserved`` (never ``failed``: an early break must not inflate incidents).
 
 Authorization comes before protocol: on HTTP the challenge precedes any JSON-RPC exchange
-(seed 002), although seed 003's table lists protocol first. A status that is an authorization
+(docs/model.md#layers). A status that is an authorization
 challenge (401/403) therefore passes the transport layer and fails the authorization layer.
 
-*Silence* (SPEC §5 rule 4) is a fact computed here too: a timeout, or a lost connection, reset
-or process exit after the request may have been written (unknown counts as "may have").
+*Silence* (docs/model.md#contract) is a fact computed here too: a timeout, or a lost connection,
+reset or process exit after the request may have been written (unknown counts as "may have").
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ class CallLayers:
 
     @property
     def envelope(self) -> bool:
-        """Protocol-level success (seed 003): a JSON-RPC result envelope arrived."""
+        """Protocol-level success: a JSON-RPC result envelope arrived."""
         return self.statuses[Layer.PROTOCOL] is LayerStatus.PASSED
 
     @property
@@ -219,7 +219,7 @@ class CallLayers:
 
 
 def is_silent(call: CallEvidence) -> bool:
-    """Whether the request may have been written and no answer came (SPEC §5 rule 4)."""
+    """Whether the request may have been written and no answer came (docs/model.md#contract)."""
     if call.execution is not None and call.execution.timed_out:
         return True
     t = call.transport

@@ -1,4 +1,4 @@
-"""Progress and the two clocks (SPEC §5, seed 002): working, or stuck?
+"""Progress and the two clocks (docs/model.md#contract): working, or stuck?
 
 A long call may justify ``working`` while it is inside **both** clocks:
 

@@ -1,4 +1,4 @@
-"""Parse the offline evidence format (EVIDENCE.md, JSON Lines) into evidence records.
+"""Parse the offline evidence format (docs/evidence-format.md, JSON Lines) into evidence records.
 
 Every line is parsed on its own: a bad line becomes an :class:`EvidenceError` that names the line
 number, the field path and the expected shape, and the other lines still parse. A bad line never
@@ -55,8 +55,8 @@ class EvidenceError:
     expected: str
 
     def __str__(self) -> str:
-        where = f"field '{self.field}'" if self.field else "line"
-        return f"line {self.line}: {where}: expected {self.expected}"
+        where = f" field '{self.field}':" if self.field else ""
+        return f"line {self.line}:{where} expected {self.expected}"
 
 
 class _Invalid(Exception):
@@ -409,6 +409,9 @@ def parse_record(data: object, line: int = 1) -> Record | EvidenceError:
         return EvidenceError(line, "", "a JSON object nested less deeply")
 
 
+_BOM = "\ufeff"
+
+
 def parse_line(text: str, line: int) -> Record | EvidenceError | None:
     """Parse one line of a ``.jsonl`` file; ``None`` for a blank line."""
     if not text.strip():
@@ -421,8 +424,11 @@ def parse_line(text: str, line: int) -> Record | EvidenceError | None:
 
 
 def parse_lines(lines: Iterator[str] | list[str]) -> Iterator[Record | EvidenceError]:
-    """Parse JSON Lines, yielding a record or an error for every non-blank line, in order."""
+    """Parse JSON Lines, yielding a record or an error for every non-blank line, in order.
+
+    A UTF-8 byte order mark at the start of the first line (as some editors write) is skipped.
+    """
     for number, text in enumerate(lines, start=1):
-        parsed = parse_line(text, number)
+        parsed = parse_line(text.removeprefix(_BOM) if number == 1 else text, number)
         if parsed is not None:
             yield parsed

@@ -1,4 +1,6 @@
-"""Classify a parsed record and shape the answer exactly as EVIDENCE.md's ``--json`` output.
+"""Classify a parsed record and shape the answer as the documented ``--json`` output.
+
+The shapes are in docs/evidence-format.md#output.
 
 One function per kind, plus :func:`judge` that dispatches on the record. The shapes here are the
 ``classify`` CLI contract; the processor uses the classifiers directly and never these dicts.

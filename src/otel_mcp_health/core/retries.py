@@ -1,4 +1,4 @@
-"""Retry budgets per failed layer (SPEC §6, seed 003): how many automatic retries are sane?
+"""Retry budgets per failed layer (docs/model.md#incidents): how many automatic retries are sane?
 
 Alert on incidents, not attempts, and cap retries per layer: a transport failure may be retried
 within a small fixed budget; an expired credential (``invalid_token``, a 401, an OAuth flow

@@ -2,7 +2,7 @@
 
 A rule set is a tuple of named :class:`Rule` rows. Each row looks at a precomputed, immutable
 context and either returns a :class:`Decision` (verdict, reason code, next action) or ``None``.
-The first row that decides wins, exactly like the numbered lists in SPEC §3-§5. Keeping the
+The first row that decides wins, exactly like the numbered tables in docs/model.md. Keeping the
 rules as data lets the tests parametrize over the rows and lets ``docs/rules.md``/the README show
 the tables generated from the code (``otel-mcp-health rules``), so the documentation cannot drift.
 """

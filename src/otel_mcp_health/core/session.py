@@ -1,4 +1,4 @@
-"""The session health contract over a whole chain of evidence (SPEC §5, seed 002).
+"""The session health contract over a whole chain of evidence (docs/model.md#contract).
 
 A session record joins a handshake, a catalog, one tool call and its progress clocks. This module
 derives the facts (handshake compatibility, the catalog verdict, the clocks of an in-flight call)

@@ -1,4 +1,4 @@
-"""The exported vocabulary of SPEC §1: every verdict, layer, status and next action.
+"""The exported vocabulary (docs/model.md#vocabulary): every verdict, layer, status and next action.
 
 Each enum member's *value* is the exact string that leaves the process (span attribute value,
 metric label value, ``classify --json`` field). Nothing else in the project spells these strings:
@@ -12,7 +12,7 @@ from enum import StrEnum
 
 
 class CatalogVerdict(StrEnum):
-    """SPEC §3: does the client registry match a fully traversed, fresh discovery?"""
+    """docs/model.md#catalog: does the client registry match a fully traversed, fresh discovery?"""
 
     CONVERGED = "converged"
     STALE = "stale"
@@ -21,7 +21,7 @@ class CatalogVerdict(StrEnum):
 
 
 class Layer(StrEnum):
-    """SPEC §4: the five call layers, in the order they are checked."""
+    """docs/model.md#layers: the five call layers, in the order they are checked."""
 
     TRANSPORT = "transport"
     AUTHORIZATION = "authorization"
@@ -55,7 +55,7 @@ class LayerStatus(StrEnum):
 
 
 class Verdict(StrEnum):
-    """SPEC §5: the session health contract, first matching state wins (order = precedence)."""
+    """docs/model.md#contract: the session contract, first match wins (order = precedence)."""
 
     NEEDS_AUTH = "needs_auth"
     INCOMPATIBLE_SESSION = "incompatible_session"
@@ -71,7 +71,7 @@ class Verdict(StrEnum):
 
 
 class NextAction(StrEnum):
-    """SPEC §1: the safest next step an operator (or agent runtime) can take."""
+    """docs/model.md#next-actions: the safest next step an operator (or agent runtime) can take."""
 
     RETRY_WITHIN_BUDGET = "retry_within_budget"
     REFRESH_TOKEN_ONCE = "refresh_token_once"
@@ -88,7 +88,7 @@ class NextAction(StrEnum):
 
 
 class TransportOutcome(StrEnum):
-    """EVIDENCE.md ``transport.outcome``: how the request fared on the wire."""
+    """docs/evidence-format.md ``transport.outcome``: how the request fared on the wire."""
 
     OK = "ok"
     DNS_FAILURE = "dns_failure"
@@ -100,7 +100,8 @@ class TransportOutcome(StrEnum):
     PROCESS_EXIT = "process_exit"
 
 
-#: Transport outcomes that count as "silence after the request may have been written" (SPEC §5.4).
+#: Transport outcomes that count as "silence after the request may have been written"
+#: (docs/model.md#contract).
 SILENT_TRANSPORT_OUTCOMES: frozenset[TransportOutcome] = frozenset(
     {
         TransportOutcome.CONNECTION_LOST,
@@ -126,7 +127,7 @@ class Era(StrEnum):
 
 
 class ClientSource(StrEnum):
-    """Where "what the client exposes" came from (SPEC §3)."""
+    """Where "what the client exposes" came from (docs/model.md#catalog)."""
 
     DISCOVERY_RESULT = "discovery_result"
     REGISTERED = "registered"
@@ -134,7 +135,7 @@ class ClientSource(StrEnum):
 
 
 class LiveState(StrEnum):
-    """Live state of an in-flight call, for the in-flight gauge (SPEC §5, seed 003)."""
+    """Live state of an in-flight call, for the in-flight gauge (docs/model.md#contract)."""
 
     WORKING = "working"
     STALLED = "stalled"
@@ -152,7 +153,7 @@ class OutcomeResult(StrEnum):
 #: The outcome method that records the explicit per-tool policy "this tool needs no verifier".
 OUTCOME_NOT_REQUIRED = "not_required"
 
-#: Published MCP protocol versions a client supports by default (SPEC §5 rule 2).
+#: Published MCP protocol versions a client supports by default (docs/model.md#contract).
 DEFAULT_SUPPORTED_VERSIONS: tuple[str, ...] = (
     "2024-11-05",
     "2025-03-26",
@@ -161,13 +162,13 @@ DEFAULT_SUPPORTED_VERSIONS: tuple[str, ...] = (
     "2026-07-28",
 )
 
-#: JSON-RPC codes that mean the session itself is incompatible (SPEC §5 rule 2).
+#: JSON-RPC codes that mean the session itself is incompatible (docs/model.md#contract).
 INCOMPATIBLE_SESSION_CODES: frozenset[int] = frozenset({-32022, -32021})
 
 #: JSON-RPC "method not found": the catalog may be stale.
 METHOD_NOT_FOUND = -32601
 
-#: Default maximum catalog age of a bounded refresh policy, in seconds (SPEC §3 rule 3).
+#: Default maximum catalog age of a bounded refresh policy, in seconds (docs/model.md#catalog).
 DEFAULT_MAX_AGE_SECONDS = 300.0
 
 #: The digest projection version recorded beside every digest.

@@ -17,8 +17,8 @@ The demo is the product doing its main job, end to end, in one process and in a 
    tool, a catalog change signalled and then re-discovered, a 401 at the handshake and a refused
    connection. Only 127.0.0.1 is ever contacted (plus your OTLP endpoint if you set one).
 4. It prints one row per exported span that carries ``mcp_health.verdict``, the catalog verdicts,
-   seed 003's two rates and the incidents opened, and checks every scenario against the verdict
-   it must get.
+   the two call rates (docs/model.md#two-rates) and the incidents opened, and checks every
+   scenario against the verdict it must get.
 
 Exit codes: ``0`` every scenario got its expected verdict; ``1`` a mismatch (printed loudly);
 ``2`` a setup error, e.g. the MCP SDK is not installed

@@ -153,11 +153,15 @@ SCENARIOS: Final = (
     STDIO_EXPORT,
 )
 
-LEGEND: Final = (
-    "legend: verdict = SPEC §5 session contract on the exported span; first failed = first "
-    "failing SPEC §4 layer (transport > authorization > protocol > execution > outcome); "
-    "protocol-level success counts result envelopes (isError included), verified outcomes "
-    "counts passing verifier receipts (the not_required policy is not a receipt)"
+#: Printed under the table; every line fits in 100 columns (tests/test_readme.py checks it).
+LEGEND: Final = "\n".join(
+    (
+        "legend: verdict = the session contract's verdict on the exported span (docs/model.md)",
+        "        first failed = first failing layer, in the order transport > authorization >",
+        "        protocol > execution > outcome; protocol-level success counts result envelopes",
+        "        (isError included); verified outcomes counts passing verifier receipts (the",
+        "        not_required policy is not a receipt)",
+    )
 )
 
 
@@ -396,31 +400,45 @@ def _policies() -> Iterator[None]:
 
 
 def _label_of(
-    span: ReadableSpan, by_id: Mapping[int, ReadableSpan], by_trace: Mapping[int, str]
+    span: ReadableSpan, by_id: Mapping[int, ReadableSpan], steps: Sequence[ReadableSpan]
 ) -> str:
-    """The scenario of ``span``: its nearest demo ancestor, else the session of its trace."""
+    """The scenario of ``span``: its nearest demo ancestor, else the step running when it began.
+
+    A notification is handled by the session's receive loop, outside any step's context; the step
+    whose time span holds its arrival is the one that caused it (steps run one after the other).
+    """
     current = by_id.get(span.parent.span_id) if span.parent else None
     while current is not None:
         label = (current.attributes or {}).get(SCENARIO_ATTRIBUTE)
         if isinstance(label, str):
             return label
         current = by_id.get(current.parent.span_id) if current.parent else None
-    return by_trace.get(span.context.trace_id, "-")
+    started = span.start_time or 0
+    for step in steps:
+        same_trace = step.context.trace_id == span.context.trace_id
+        if same_trace and (step.start_time or 0) <= started <= (step.end_time or 0):
+            return str((step.attributes or {})[SCENARIO_ATTRIBUTE])
+    return next(
+        (
+            str((s.attributes or {})[SCENARIO_ATTRIBUTE])
+            for s in steps
+            if s.parent is None and s.context.trace_id == span.context.trace_id
+        ),
+        "-",
+    )
 
 
 def _collect(spans: Sequence[ReadableSpan]) -> tuple[list[Row], list[Row]]:
     """The verdict rows and the catalog rows, in export order."""
     by_id = {s.context.span_id: s for s in spans}
-    by_trace = {
-        s.context.trace_id: str((s.attributes or {})[SCENARIO_ATTRIBUTE])
-        for s in spans
-        if s.parent is None and SCENARIO_ATTRIBUTE in (s.attributes or {})
-    }
+    # Scenario steps first (they have a parent), then the session spans around them.
+    labelled = [s for s in spans if SCENARIO_ATTRIBUTE in (s.attributes or {})]
+    steps = sorted(labelled, key=lambda s: s.parent is None)
     verdicts: list[Row] = []
     catalogs: list[Row] = []
     for span in spans:
         attrs = span.attributes or {}
-        label = _label_of(span, by_id, by_trace)
+        label = _label_of(span, by_id, steps)
         if A.VERDICT in attrs:
             verdicts.append(
                 Row(
@@ -486,6 +504,17 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _wrapped(head: str, items: Sequence[str], width: int = 100) -> str:
+    """``head`` then the items two spaces apart, continued under the first item within ``width``."""
+    lines, line = [], head
+    for item in items:
+        if line.strip() and len(line) + 2 + len(item) > width and line != head:
+            lines.append(line)
+            line = " " * len(head)
+        line += item if line.endswith(" ") else "  " + item
+    return "\n".join([*lines, line])
+
+
 def _percent(part: int, whole: int) -> str:
     return f"{part / whole * 100:.1f} % ({part}/{whole})" if whole else "n/a"
 
@@ -523,9 +552,7 @@ def report(demo: _Demo, out: TextIO, elapsed_s: float) -> int:
             ],
         )
     )
-    out.write(
-        "\ncatalog verdicts (SPEC §3), on the spans that end a traversal or bring a signal:\n"
-    )
+    out.write("\ncatalog verdicts, on the spans that end a traversal or bring a signal:\n")
     out.write(
         _table(
             ("scenario", "span", "catalog", "reason"),
@@ -539,11 +566,8 @@ def report(demo: _Demo, out: TextIO, elapsed_s: float) -> int:
         f"{_percent(rates.verified, rates.calls)}\n"
     )
     incidents = _incidents(demo.pipeline.reader)
-    out.write(
-        "incidents opened (SPEC §6): "
-        + ("  ".join(f"{v} {n}" for v, n in sorted(incidents.items())) or "none")
-        + "\n"
-    )
+    items = [f"{v} {n}" for v, n in sorted(incidents.items())] or ["none"]
+    out.write(_wrapped("incidents opened: ", items) + "\n")
     out.write(LEGEND + "\n")
     problems = _mismatches(verdicts, demo.errors)
     if problems:
@@ -581,7 +605,7 @@ def run(out: TextIO, err: TextIO) -> int:
             demo = _Demo(pipeline.provider.get_tracer(__name__), pipeline, Path(workdir))
             out.write(
                 f"otel-mcp-health demo: {len(SCENARIOS)} scenarios against real MCP servers "
-                "(streamable HTTP on 127.0.0.1, in-process, stdio)"
+                "(HTTP on 127.0.0.1, in-process, stdio)"
                 + (", also exported via OTLP/HTTP" if pipeline.otlp else "")
                 + "\n\n"
             )

@@ -1,0 +1,180 @@
+"""``otel-mcp-health check``: judge any MCP server on demand, with the processor's own verdicts.
+
+One engine, not a second implementation: the check builds the pipeline an instrumented agent
+has (:class:`~otel_mcp_health.McpHealthInstrumentor` on a ``TracerProvider`` whose span processor
+is :class:`~otel_mcp_health.McpHealthSpanProcessor`), drives the real ``mcp`` client against the
+server (handshake in either era with the fallback, a complete discovery with cursor-chain
+checks, an optional ``--watch`` for ``list_changed``, an optional ``--call``) and reads the
+verdicts back from the judged spans. See docs/check.md.
+
+Exit codes: ``0`` healthy (with a call) or converged (without one), ``1`` any other verdict,
+``2`` a usage error or a missing MCP SDK. This module imports nothing optional.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TextIO
+
+from otel_mcp_health.check._options import (
+    DEFAULT_MAX_PAGES,
+    DEFAULT_TIMEOUT_S,
+    ERA_MODES,
+    CheckOptions,
+    UsageError,
+    Verifier,
+    parse_arguments,
+    parse_file_verifier,
+    parse_headers,
+    parse_http_verifier,
+    positive,
+)
+
+EXIT_USAGE = 2
+_OPTIONAL = frozenset({"mcp", "mcp_types", "anyio", "httpx2"})
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``check`` subcommand's options (documented in docs/check.md)."""
+    parser.add_argument("--url", help="streamable HTTP endpoint, e.g. https://host/mcp")
+    parser.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="HTTP header sent with every request (used, never printed or exported)",
+    )
+    parser.add_argument(
+        "--era", choices=tuple(ERA_MODES), default="auto", help="handshake era (default auto)"
+    )
+    parser.add_argument(
+        "--watch",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="wait this long for list_changed and list the tools again when one arrives",
+    )
+    parser.add_argument("--call", metavar="TOOL", help="call this tool after discovery")
+    parser.add_argument("--args", metavar="JSON", help="the call's arguments, a JSON object")
+    verify = parser.add_mutually_exclusive_group()
+    verify.add_argument(
+        "--verify-file", metavar="PATH[:SHA256]", help="the call must leave this file"
+    )
+    verify.add_argument(
+        "--verify-http", metavar="URL[:STATUS]", help="after the call, GET URL must answer STATUS"
+    )
+    verify.add_argument(
+        "--outcome-not-required",
+        action="store_true",
+        help="the tool has no effect to verify (e.g. a read-only lookup)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"bound of the whole check (default {DEFAULT_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
+        "--max-pages",
+        type=int,
+        default=DEFAULT_MAX_PAGES,
+        metavar="N",
+        help=f"page cap of one discovery (default {DEFAULT_MAX_PAGES})",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--otlp", action="store_true", help="also export the spans (OTEL_EXPORTER_OTLP_*)"
+    )
+    parser.add_argument(
+        "command", nargs="*", metavar="-- COMMAND ARGS", help="start a stdio server"
+    )
+
+
+def _verifier(args: argparse.Namespace) -> Verifier | None:
+    if args.verify_file is not None:
+        return parse_file_verifier(args.verify_file)
+    if args.verify_http is not None:
+        return parse_http_verifier(args.verify_http)
+    return "not_required" if args.outcome_not_required else None
+
+
+def options_from(args: argparse.Namespace) -> CheckOptions:
+    """Validate the command line (raises :class:`UsageError`)."""
+    if (args.url is None) == (not args.command):
+        raise UsageError("give either --url URL or -- COMMAND ARGS (a stdio server), not both")
+    if args.header and args.url is None:
+        raise UsageError("--header applies to --url only")
+    verifier = _verifier(args)
+    if args.call is None and (args.args is not None or verifier is not None):
+        raise UsageError("--args and the verifier options need --call TOOL")
+    if args.max_pages < 1:
+        raise UsageError("--max-pages expects a positive number of pages")
+    if args.watch < 0 or args.watch != args.watch:
+        raise UsageError("--watch expects a number of seconds (0 = do not watch)")
+    return CheckOptions(
+        url=args.url,
+        command=tuple(args.command),
+        headers=parse_headers(args.header),
+        era=args.era,
+        watch_s=args.watch,
+        call=args.call,
+        arguments=parse_arguments(args.args),
+        verifier=verifier,
+        timeout_s=positive("--timeout", args.timeout),
+        max_pages=args.max_pages,
+        otlp=args.otlp,
+    )
+
+
+def _progress(err: TextIO) -> _ProgressLine:
+    return _ProgressLine(err, enabled=bool(getattr(err, "isatty", lambda: False)()))
+
+
+class _ProgressLine:
+    """One line on stderr, rewritten in place, only when stderr is a terminal."""
+
+    def __init__(self, err: TextIO, *, enabled: bool) -> None:
+        self._err = err
+        self._enabled = enabled
+        self._width = 0
+
+    def __call__(self, step: str) -> None:
+        if self._enabled:
+            text = f"otel-mcp-health check: {step}"
+            self._err.write("\r" + text.ljust(self._width))
+            self._err.flush()
+            self._width = len(text)
+
+    def clear(self) -> None:
+        if self._enabled and self._width:
+            self._err.write("\r" + " " * self._width + "\r")
+            self._err.flush()
+
+
+def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run one check; returns the exit code."""
+    try:
+        options = options_from(args)
+    except UsageError as exc:
+        err.write(f"otel-mcp-health check: {exc}\n")
+        return EXIT_USAGE
+    try:
+        from otel_mcp_health.check import _driver, _pipeline, _report, _words
+    except ImportError as exc:
+        missing = (exc.name or "").split(".")[0]
+        if missing not in _OPTIONAL:
+            raise
+        err.write(
+            f"otel-mcp-health check needs the MCP SDK (module {missing!r} is missing): "
+            "pip install 'otel-mcp-health[instruments]'\n"
+        )
+        return EXIT_USAGE
+    progress = _progress(err)
+    with _pipeline.instrumented(otlp=options.otlp) as pipeline:
+        facts = _driver.drive(options, progress)
+        report = _report.build(pipeline.spans(), facts, options)
+    progress.clear()
+    out.write(json.dumps(report) + "\n" if args.json else _words.render(report))
+    return _report.exit_code(report)

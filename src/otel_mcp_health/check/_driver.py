@@ -1,0 +1,238 @@
+"""What a check does to the server: handshake, discovery, watch, call (the real ``mcp`` client).
+
+The driver only *acts* and counts what it did (pages, signals, re-discoveries). Every verdict is
+judged by the span processor on the spans these actions produce; the report reads it from there.
+The application-side view (exceptions, results) is never printed: a server's error message or a
+tool's result may echo arguments or credentials.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from otel_mcp_health import (
+    file_digest,
+    flush_receipts,
+    http_status,
+    outcome_not_required,
+    record_installed_tools,
+    register_verifier,
+    unregister_verifier,
+)
+from otel_mcp_health.check._options import ERA_MODES, CheckOptions, FileVerifier, HttpVerifier
+
+#: Upper bound of the wait for an outcome verifier's receipt after the call returned.
+RECEIPT_WAIT_S = 10.0
+
+#: Time kept back from ``--timeout`` for the receipt and closing the session after a call.
+CLOSE_RESERVE_S = 1.0
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Facts:
+    """What the driver did and saw, beside the spans (counts and exception class names only)."""
+
+    pages: int = 0
+    tool_count: int = 0
+    #: ``notifications/tools/list_changed`` received during the whole check.
+    notifications: int = 0
+    rediscovered: int = 0
+    #: Why the latest discovery stopped before the server said it was done.
+    discovery_stopped: str | None = None
+    connected: bool = False
+    called: bool = False
+    #: Class name of the exception that ended the check early, if any (never its message).
+    error: str | None = None
+    timed_out: bool = False
+    elapsed_s: float = 0.0
+
+
+class _Signals:
+    """The client's ``message_handler``: counts ``notifications/tools/list_changed``."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.event = anyio.Event()
+
+    async def __call__(self, message: object) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.count += 1
+            self.event.set()
+
+    def rearm(self) -> None:
+        self.event = anyio.Event()
+
+
+def _transport(options: CheckOptions, stack: AsyncExitStack) -> Any:
+    if options.url is not None:
+        # The SDK's default timeouts (30 s; 300 s to read a stream); --timeout bounds them anyway.
+        http = httpx2.AsyncClient(headers=options.headers, timeout=httpx2.Timeout(30.0, read=300.0))
+        stack.push_async_callback(http.aclose)
+        return streamable_http_client(options.url, http_client=http)
+    command, *args = options.command
+    # The server runs as it would from the operator's shell: same environment and directory.
+    params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
+    return stdio_client(params, errlog=sys.stderr)
+
+
+async def _discover(client: Client, options: CheckOptions, facts: Facts) -> None:
+    """Follow ``nextCursor`` to the end, stopping at a repeated cursor or at the page cap."""
+    tools: list[types.Tool] = []
+    requested: set[str | None] = set()
+    cursor: str | None = None
+    facts.pages = 0
+    facts.discovery_stopped = None
+    while True:
+        requested.add(cursor)
+        facts.pages += 1  # counted when requested: a failed page counts too
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+        if facts.pages >= options.max_pages:
+            facts.discovery_stopped = "page_cap"
+            break
+        if cursor in requested:
+            # Request the repeated cursor once more, so the spans show the loop itself.
+            facts.pages += 1
+            facts.discovery_stopped = "cursor_loop"
+            await client.list_tools(cursor=cursor)
+            break
+    facts.tool_count = len(tools)
+    # The check's client "installs" what it discovered: the processor then judges the catalog
+    # on an ``mcp_health.install`` span even when no tool is called.
+    record_installed_tools(client, tools)
+
+
+async def _watch(
+    client: Client, signals: _Signals, options: CheckOptions, facts: Facts, progress: Progress
+) -> None:
+    """Wait ``--watch`` seconds; re-discover after every ``list_changed`` that arrives."""
+    deadline = time.monotonic() + options.watch_s
+    async with anyio.create_task_group() as tg:
+        if client.protocol_version >= "2026":
+            # At 2026-07-28, list_changed only flows on a subscriptions/listen stream; its frames
+            # reach the message handler like any notification.
+            tg.start_soon(_listen, client)
+        while (remaining := deadline - time.monotonic()) > 0:
+            progress(f"watching for list_changed ({remaining:.0f} s left)")
+            with anyio.move_on_after(remaining):
+                await signals.event.wait()
+            if not signals.event.is_set():
+                break
+            signals.rearm()
+            progress("list_changed arrived: discovering again")
+            await _discover(client, options, facts)
+            facts.rediscovered += 1
+        tg.cancel_scope.cancel()
+
+
+async def _listen(client: Client) -> None:
+    try:
+        async with client.listen(tools_list_changed=True) as subscription:
+            async for _event in subscription:
+                pass
+    except Exception:  # a server that does not serve subscriptions: nothing to watch there
+        return
+
+
+def _register(options: CheckOptions) -> None:
+    tool, verifier = options.call, options.verifier
+    if tool is None or verifier is None:
+        return
+    if verifier == "not_required":
+        outcome_not_required(tool)
+    elif isinstance(verifier, FileVerifier):
+        register_verifier(tool, file_digest(path=verifier.path, expected_sha256=verifier.sha256))
+    elif isinstance(verifier, HttpVerifier):
+        register_verifier(tool, http_status(url=verifier.url, expected=verifier.status))
+
+
+async def _call(client: Client, options: CheckOptions, deadline: float, facts: Facts) -> None:
+    assert options.call is not None
+    facts.called = True
+    # A little time is kept back for the receipt and for closing the session.
+    timeout = max(deadline - time.monotonic() - CLOSE_RESERVE_S, 0.1)
+    try:
+        await client.call_tool(options.call, options.arguments, read_timeout_seconds=timeout)
+    except Exception:  # a failed call is the finding, judged on its span; not a check error
+        pass
+    finally:
+        # The receipt ends the call span from a worker thread: wait for it (bounded).
+        wait = min(RECEIPT_WAIT_S, max(deadline - time.monotonic(), 0.5))
+        await anyio.to_thread.run_sync(flush_receipts, wait)
+
+
+async def _session(options: CheckOptions, facts: Facts, progress: Progress) -> None:
+    deadline = time.monotonic() + options.timeout_s
+    signals = _Signals()
+    try:
+        await _steps(options, facts, signals, deadline, progress)
+    finally:
+        facts.notifications = signals.count
+
+
+async def _steps(
+    options: CheckOptions, facts: Facts, signals: _Signals, deadline: float, progress: Progress
+) -> None:
+    async with AsyncExitStack() as stack:
+        transport = _transport(options, stack)
+        client = Client(transport, mode=ERA_MODES[options.era], message_handler=signals, cache=None)
+        progress("handshake")
+        await stack.enter_async_context(client)
+        facts.connected = True
+        progress("discovering tools")
+        await _discover(client, options, facts)
+        if options.watch_s > 0:
+            await _watch(client, signals, options, facts, progress)
+        elif signals.count:
+            progress("list_changed arrived during discovery (not re-discovered: no --watch)")
+        if options.call is not None:
+            progress(f"calling {options.call}")
+            # A signal that arrives from here on is judged on the call: it is not re-listed.
+            await _call(client, options, deadline, facts)
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def drive(options: CheckOptions, progress: Progress) -> Facts:
+    """Run the check against the server; never raises for what the server does."""
+    facts = Facts()
+    started = time.monotonic()
+    _register(options)
+    try:
+
+        async def bounded() -> None:
+            with anyio.fail_after(options.timeout_s):
+                await _session(options, facts, progress)
+
+        anyio.run(bounded)
+    except TimeoutError:
+        facts.timed_out = True
+    except Exception as exc:  # the spans say what failed; the message may carry secrets
+        facts.error = type(_leaf(exc)).__name__
+    finally:
+        if options.call is not None:
+            unregister_verifier(options.call)
+        facts.elapsed_s = time.monotonic() - started
+    return facts

@@ -1,0 +1,131 @@
+"""What ``otel-mcp-health check`` was asked to do, validated before anything connects.
+
+Every problem found here is a usage error (exit code 2) with a message that names the option and
+what it expects; a credential given with ``--header`` never appears in such a message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+#: Default bound of the whole check (handshake, discovery, watch and call), in seconds.
+DEFAULT_TIMEOUT_S: Final = 30.0
+#: Default page cap of one discovery: a server that keeps handing out new cursors is cut off.
+DEFAULT_MAX_PAGES: Final = 100
+#: ``Client`` modes by ``--era``: ``auto`` probes ``server/discover`` and falls back to
+#: ``initialize``.
+ERA_MODES: Final = {"auto": "auto", "legacy": "legacy", "modern": "2026-07-28"}
+_HEADER_NAME: Final = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 token
+
+Era = Literal["auto", "legacy", "modern"]
+
+
+class UsageError(Exception):
+    """A command line that cannot be run (exit code 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileVerifier:
+    """``--verify-file PATH[:SHA256]``: the file must exist (and hold these bytes)."""
+
+    path: str
+    sha256: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class HttpVerifier:
+    """``--verify-http URL[:STATUS]``: a GET of the URL must answer this status (200)."""
+
+    url: str
+    status: int
+
+
+Verifier = FileVerifier | HttpVerifier | Literal["not_required"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckOptions:
+    """One check: the server, what to do with it, and the bounds."""
+
+    url: str | None = None
+    command: tuple[str, ...] = ()
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
+    era: Era = "auto"
+    watch_s: float = 0.0
+    call: str | None = None
+    arguments: dict[str, Any] = field(default_factory=dict, repr=False)
+    verifier: Verifier | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    max_pages: int = DEFAULT_MAX_PAGES
+    otlp: bool = False
+
+    @property
+    def target(self) -> str:
+        """The server as a person would name it (the URL without credentials, or the command)."""
+        if self.url is not None:
+            return _without_userinfo(self.url)
+        return " ".join(self.command)
+
+
+def _without_userinfo(url: str) -> str:
+    return re.sub(r"^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@", r"\1", url)
+
+
+def parse_headers(raw: list[str]) -> dict[str, str]:
+    """``NAME=VALUE`` pairs; the value is never echoed back in an error."""
+    headers: dict[str, str] = {}
+    for item in raw:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not _HEADER_NAME.match(name):
+            shown = name if _HEADER_NAME.match(name) else "?"
+            msg = f"--header expects NAME=VALUE (got a header named {shown!r} without '=')"
+            if sep:
+                msg = "--header expects NAME=VALUE with NAME an HTTP header name"
+            raise UsageError(msg)
+        if "\n" in value or "\r" in value:
+            raise UsageError(f"--header {name}: the value must be a single line")
+        headers[name] = value
+    return headers
+
+
+def parse_arguments(raw: str | None) -> dict[str, Any]:
+    """``--args JSON``: a JSON object (the tool's arguments)."""
+    if raw is None:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        raise UsageError('--args expects a JSON object, e.g. \'{"query": "status"}\'') from None
+    if not isinstance(value, dict):
+        raise UsageError('--args expects a JSON object, e.g. \'{"query": "status"}\'')
+    return value
+
+
+def parse_file_verifier(raw: str) -> FileVerifier:
+    """``PATH`` or ``PATH:SHA256`` (64 hex digits, optionally written ``sha256:<hex>``)."""
+    if not raw:
+        raise UsageError("--verify-file expects PATH or PATH:SHA256")
+    match = re.fullmatch(r"(.+?):(?:sha256:)?([0-9a-fA-F]{64})", raw)
+    if match is None:
+        return FileVerifier(raw, None)
+    return FileVerifier(match.group(1), match.group(2).lower())
+
+
+def parse_http_verifier(raw: str) -> HttpVerifier:
+    """``URL`` or ``URL:STATUS`` (a three-digit HTTP status)."""
+    head, sep, tail = raw.rpartition(":")
+    url, status = (head, int(tail)) if sep and re.fullmatch(r"[1-5]\d\d", tail) else (raw, 200)
+    if not url.startswith(("http://", "https://")):
+        raise UsageError("--verify-http expects an http:// or https:// URL, optionally :STATUS")
+    return HttpVerifier(url, status)
+
+
+def positive(name: str, value: float) -> float:
+    """A bound that must be a positive number of seconds."""
+    if not 0 < value < float("inf"):  # also rejects NaN
+        raise UsageError(f"{name} expects a positive number of seconds")
+    return value

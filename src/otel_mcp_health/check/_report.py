@@ -1,0 +1,182 @@
+"""The check's report, read from the judged spans: one JSON object, or words for a person on call.
+
+Nothing here judges. The verdicts, reasons, first failed layers, layer statuses and next actions
+are the attributes the span processor put on the exported spans (names from
+:mod:`otel_mcp_health.attributes`); the driver's own counts (pages, signals, re-discoveries) are
+added beside them. Without a call, the top-level verdict is the session's: the handshake's failure
+verdict, else ``stale_catalog`` when the catalog verdict is not ``converged``, else ``converged``
+(docs/model.md#without-a-call).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from opentelemetry.sdk.trace import ReadableSpan
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health.check._driver import Facts
+from otel_mcp_health.check._options import CheckOptions
+from otel_mcp_health.core.vocabulary import (
+    LAYERS,
+    CatalogVerdict,
+    FirstFailedLayer,
+    LayerStatus,
+    NextAction,
+    Verdict,
+)
+
+_HANDSHAKES: Final = ("initialize", "server/discover")
+#: Top-level verdicts that exit 0.
+GREEN: Final = frozenset({Verdict.HEALTHY.value, CatalogVerdict.CONVERGED.value})
+#: Reason when no span carries a verdict at all (the server could not even be started).
+NO_EVIDENCE: Final = "no_evidence"
+#: Reason when ``--timeout`` ended the check before any verdict was judged.
+CHECK_TIMED_OUT: Final = "check_timed_out"
+
+
+def _attrs(span: ReadableSpan) -> Mapping[str, Any]:
+    return span.attributes or {}
+
+
+def _handshake(spans: Sequence[ReadableSpan]) -> Mapping[str, Any] | None:
+    """The last handshake span: a probe refused in favour of ``initialize`` comes first."""
+    found = [_attrs(s) for s in spans if _attrs(s).get(A.MCP_METHOD_NAME) in _HANDSHAKES]
+    return found[-1] if found else None
+
+
+def _first(spans: Sequence[ReadableSpan], name: str) -> Any:
+    """The first value of attribute ``name`` on any span, or ``None``."""
+    return next((v for s in spans if (v := _attrs(s).get(name)) is not None), None)
+
+
+def _layers_up_to(failed: str) -> dict[str, str]:
+    """Layer statuses of a failed handshake: passed before the failed one, unobserved after."""
+    statuses: dict[str, str] = {}
+    reached = False
+    for layer in LAYERS:
+        if layer.value == failed:
+            statuses[layer.value] = LayerStatus.FAILED.value
+            reached = True
+        else:
+            statuses[layer.value] = (
+                LayerStatus.UNOBSERVED.value if reached else LayerStatus.PASSED.value
+            )
+    return statuses
+
+
+def _session(spans: Sequence[ReadableSpan], facts: Facts) -> dict[str, Any]:
+    attrs = _handshake(spans) or {}
+    listed = attrs.get(A.SESSION_CAPABILITY_TOOLS_LIST_CHANGED)
+    # ``--era modern`` adopts 2026-07-28 without a handshake: the version is on every later span.
+    version = attrs.get(A.MCP_PROTOCOL_VERSION) or _first(spans, A.MCP_PROTOCOL_VERSION)
+    session: dict[str, Any] = {
+        "protocolVersion": version,
+        "era": attrs.get(A.SESSION_ERA),
+        "listChanged": listed if isinstance(listed, bool) else None,
+        "serverName": attrs.get(A.SERVER_NAME),
+        "transport": attrs.get(A.NETWORK_TRANSPORT) or _first(spans, A.NETWORK_TRANSPORT),
+        "connected": facts.connected,
+    }
+    if A.VERDICT in attrs:  # the processor judges a handshake only when it failed
+        failed = str(attrs.get(A.CALL_FIRST_FAILED_LAYER, FirstFailedLayer.NONE.value))
+        session.update(
+            verdict=attrs[A.VERDICT],
+            reason=attrs.get(A.REASON),
+            nextAction=attrs.get(A.NEXT_ACTION),
+            firstFailedLayer=failed,
+            layers=_layers_up_to(failed) if failed != FirstFailedLayer.NONE.value else {},
+        )
+        scopes = attrs.get(A.AUTH_REQUIRED_SCOPES)
+        if scopes:  # scope names only (never a token), as the span carries them
+            session["requiredScopes"] = list(scopes)
+    return session
+
+
+def _catalog(spans: Sequence[ReadableSpan], facts: Facts) -> dict[str, Any]:
+    judged = [_attrs(s) for s in spans if A.CATALOG_VERDICT in _attrs(s)]
+    latest = judged[-1] if judged else {}
+    return {
+        "verdict": latest.get(A.CATALOG_VERDICT, CatalogVerdict.UNVERIFIABLE.value),
+        "reason": latest.get(A.CATALOG_REASON, "no_discovery"),
+        "pages": facts.pages,
+        "toolCount": facts.tool_count,
+        "digest": latest.get(A.CATALOG_DIGEST),
+        "notifications": facts.notifications,
+        "rediscovered": facts.rediscovered,
+        "discoveryStopped": facts.discovery_stopped,
+    }
+
+
+def _call(spans: Sequence[ReadableSpan], tool: str) -> dict[str, Any] | None:
+    calls = [
+        _attrs(s)
+        for s in spans
+        if _attrs(s).get(A.MCP_METHOD_NAME) == "tools/call" and A.VERDICT in _attrs(s)
+    ]
+    if not calls:
+        return None
+    attrs = calls[-1]
+    return {
+        "tool": tool,
+        "verdict": attrs[A.VERDICT],
+        "reason": attrs.get(A.REASON),
+        "nextAction": attrs.get(A.NEXT_ACTION),
+        "firstFailedLayer": attrs.get(A.CALL_FIRST_FAILED_LAYER),
+        "layers": {
+            layer.value: attrs.get(A.layer_attribute(layer.value), LayerStatus.UNOBSERVED.value)
+            for layer in LAYERS
+        },
+        "outcomeMethod": attrs.get(A.OUTCOME_METHOD),
+        "catalogVerdict": attrs.get(A.CATALOG_VERDICT),
+    }
+
+
+def _session_verdict(
+    session: Mapping[str, Any], catalog: Mapping[str, Any], facts: Facts
+) -> tuple[str, str, str]:
+    """(verdict, reason, next action) of a check without a call (see the module docstring)."""
+    if "verdict" in session:
+        return session["verdict"], session["reason"], session["nextAction"]
+    if not facts.connected:
+        reason = CHECK_TIMED_OUT if facts.timed_out else NO_EVIDENCE
+        return Verdict.UNVERIFIED.value, reason, NextAction.NONE.value
+    if catalog["verdict"] == CatalogVerdict.CONVERGED.value:
+        return CatalogVerdict.CONVERGED.value, catalog["reason"], NextAction.NONE.value
+    action = (
+        NextAction.RESUME_DISCOVERY
+        if catalog["verdict"] == CatalogVerdict.INCOMPLETE.value
+        else NextAction.BOUNDED_REDISCOVERY
+    )
+    return Verdict.STALE_CATALOG.value, f"catalog_{catalog['reason']}", action.value
+
+
+def build(spans: Sequence[ReadableSpan], facts: Facts, options: CheckOptions) -> dict[str, Any]:
+    """The ``--json`` object (docs/check.md#json-output)."""
+    session = _session(spans, facts)
+    catalog = _catalog(spans, facts)
+    report: dict[str, Any] = {"target": options.target, "session": session, "catalog": catalog}
+    call = _call(spans, options.call) if options.call is not None else None
+    if call is not None:
+        report["call"] = call
+        verdict, reason, action = call["verdict"], call["reason"], call["nextAction"]
+    elif options.call is not None and "verdict" not in session and facts.connected:
+        # Asked for a call that left no judged span (cut off by --timeout before it ended).
+        verdict, reason, action = Verdict.UNVERIFIED.value, CHECK_TIMED_OUT, NextAction.NONE.value
+    else:
+        verdict, reason, action = _session_verdict(session, catalog, facts)
+    report.update(
+        verdict=verdict,
+        reason=reason,
+        nextAction=action,
+        timedOut=facts.timed_out,
+        error=facts.error,
+        elapsedSeconds=round(facts.elapsed_s, 3),
+    )
+    return report
+
+
+def exit_code(report: Mapping[str, Any]) -> int:
+    """``0`` healthy or converged, ``1`` any other verdict."""
+    return 0 if report["verdict"] in GREEN else 1
