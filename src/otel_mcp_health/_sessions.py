@@ -6,8 +6,10 @@ processor keeps, per session key, only what the core classifiers need to judge t
 
 * the handshake evidence of the session (the latest successful ``initialize``/``server/discover``);
 * at most two traversals: the latest one started (possibly unfinished) and the last complete one
-  (the only two :func:`otel_mcp_health.core.catalog.classify_catalog` ever looks at), each capped
-  at :data:`MAX_PAGES` pages;
+  (the only two :func:`otel_mcp_health.core.catalog.classify_catalog` ever looks at), as chain
+  facts walked page by page (:mod:`otel_mcp_health.core.traversal`): never the pages, so a
+  session's state does not grow with the number of pages (one 8-byte cursor hash per page of the
+  traversal in progress, up to the page cap);
 * the latest ``list_changed`` arrival, and the first signal not yet followed by a converged
   catalog (for the convergence-lag histogram);
 * the client digest of the latest install, the call-time contract findings since the last
@@ -29,9 +31,9 @@ thread-safe by itself: the processor holds its lock around every use.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from otel_mcp_health.core.catalog import chain_defect
+from otel_mcp_health.core.catalog import DIGEST_UNAVAILABLE, chain_defect
 from otel_mcp_health.core.evidence import (
     AuthorizationEvidence,
     CallEvidence,
@@ -42,11 +44,9 @@ from otel_mcp_health.core.evidence import (
     RefreshPolicy,
     ToolCallCheck,
 )
+from otel_mcp_health.core.traversal import DEFAULT_MAX_PAGES, CursorChain
 from otel_mcp_health.core.vocabulary import CatalogVerdict
 
-#: Pages kept per traversal. A longer traversal keeps its first pages and is judged ``incomplete``
-#: (the last kept page still has a ``nextCursor``), which is never green.
-MAX_PAGES = 1024
 #: Call-time contract findings kept per session (the first of each kind decides the verdict).
 MAX_FINDINGS = 8
 #: Silent calls (``effect_unknown``) kept by the processor, awaiting their reconciliation span.
@@ -57,20 +57,20 @@ MAX_INCIDENTS = 4096
 
 @dataclass(slots=True, eq=False)
 class Traversal:
-    """A ``tools/list`` traversal assembled from application page spans."""
+    """A ``tools/list`` traversal walked page by page: its chain facts, never its pages."""
 
     started_at: int | None
-    pages: list[Page] = field(default_factory=list)
+    chain: CursorChain
     completed_at: int | None = None
     digest: str | None = None
     digest_error: str | None = None
 
     def discovery(self) -> Discovery:
-        """The traversal as a core :class:`Discovery`."""
+        """The traversal as a core :class:`Discovery` (its chain already walked)."""
         return Discovery(
             started_at=self.started_at,
             completed_at=self.completed_at,
-            pages=tuple(self.pages),
+            chain=self.chain.summary(),
             digest=self.digest,
             digest_error=self.digest_error,
         )
@@ -82,6 +82,7 @@ class Session:
 
     key: str
     last_seen: int
+    max_pages: int = DEFAULT_MAX_PAGES
     server: str | None = None
     handshake: HandshakeEvidence | None = None
     latest: Traversal | None = None
@@ -89,6 +90,7 @@ class Session:
     last_signal: int | None = None
     pending_signal: int | None = None
     client_digest: str | None = None
+    client_digest_error: str | None = None
     findings: tuple[ToolCallCheck, ...] = ()
     auth_failure: AuthorizationEvidence | None = None
     #: The session's end span arrived; released when its last open call span ends.
@@ -111,10 +113,9 @@ class Session:
         """
         traversal = self.latest
         if first or traversal is None:
-            traversal = Traversal(started_at=started_at)
+            traversal = Traversal(started_at=started_at, chain=CursorChain(self.max_pages))
             self.latest = traversal
-        if len(traversal.pages) < MAX_PAGES:
-            traversal.pages.append(page)
+        traversal.chain.add(page.cursor, page.next_cursor, failed=page.failed)
         final = page.failed or page.next_cursor is None
         if page.next_cursor is None and not page.failed:
             traversal.completed_at = ended_at
@@ -125,6 +126,14 @@ class Session:
                 self.complete = discovery
                 self.findings = ()  # earlier findings were checked against an older catalog
         return final
+
+    def set_install(self, digest: object, error: object) -> None:
+        """An install was reported: its digest, or why it has none (never compared then)."""
+        if isinstance(digest, str):
+            self.client_digest, self.client_digest_error = digest, None
+        else:
+            self.client_digest = None
+            self.client_digest_error = error if isinstance(error, str) else DIGEST_UNAVAILABLE
 
     def add_signal(self, at: int) -> None:
         """A ``notifications/tools/list_changed`` arrived at ``at``."""
@@ -153,6 +162,7 @@ class Session:
             notifications=(self.last_signal,) if self.last_signal is not None else (),
             discoveries=discoveries,
             client_digest=self.client_digest,
+            client_digest_error=self.client_digest_error,
             tool_calls=self.findings,
         )
 
@@ -160,10 +170,13 @@ class Session:
 class SessionStore:
     """Sessions by key: LRU-bounded, idle-expiring, released on session end."""
 
-    def __init__(self, *, max_sessions: int, idle_ns: int) -> None:
+    def __init__(
+        self, *, max_sessions: int, idle_ns: int, max_pages: int = DEFAULT_MAX_PAGES
+    ) -> None:
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._max = max_sessions
         self._idle_ns = idle_ns
+        self._max_pages = max_pages
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -176,7 +189,7 @@ class SessionStore:
             session.last_seen = max(session.last_seen, now)
             return session
         self._expire(now)
-        session = Session(key=key, last_seen=now)
+        session = Session(key=key, last_seen=now, max_pages=self._max_pages)
         self._sessions[key] = session
         while len(self._sessions) > self._max:
             self._sessions.popitem(last=False)

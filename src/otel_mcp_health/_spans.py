@@ -23,6 +23,7 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.trace import Status, StatusCode
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health.core.bounds import cap
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import (
     MISSING_REQUIRED_ARGUMENT,
@@ -149,9 +150,9 @@ def server_identity(attrs: Attributes, fallback: str | None) -> str | None:
     address = _str(attrs, A.SERVER_ADDRESS)
     if address is not None:
         port = _int(attrs, A.SERVER_PORT)
-        return f"{address}:{port}" if port is not None else address
+        return cap(f"{address}:{port}" if port is not None else address)
     name = _str(attrs, A.SERVER_NAME)
-    return name if name is not None else fallback
+    return cap(name) if name is not None else fallback
 
 
 def has_network(attrs: Attributes) -> bool:

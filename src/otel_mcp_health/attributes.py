@@ -101,6 +101,10 @@ PROTOCOL_RESULT_VALID: Final = "mcp_health.protocol.result_valid"
 PROTOCOL_ENVELOPE: Final = "mcp_health.protocol.envelope"
 CALL_IS_ERROR: Final = "mcp_health.call.is_error"
 CALL_TIMED_OUT: Final = "mcp_health.call.timed_out"
+#: The host cancelled the request (``asyncio.wait_for``, an anyio cancel scope). After a possible
+#: write this is silence, recorded with ``mcp_health.call.timed_out`` (the host's deadline passed);
+#: before the write it is no call (``mcp_health.transport.request_written = false``, no verdict).
+CALL_CANCELLED: Final = "mcp_health.call.cancelled"
 CALL_OUTPUT_SCHEMA_VALID: Final = "mcp_health.call.output_schema_valid"
 CALL_DEADLINE_S: Final = "mcp_health.call.deadline_s"
 CALL_IDLE_WINDOW_S: Final = "mcp_health.call.idle_window_s"

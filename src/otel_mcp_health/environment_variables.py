@@ -37,6 +37,17 @@ catalog verdict becomes ``unverifiable`` (``digest_unavailable``) and every call
 DEFAULT_IDLE_WINDOW_S: Final = 30.0
 """Default of :envvar:`OTEL_INSTRUMENTATION_MCP_HEALTH_IDLE_WINDOW_S`."""
 
+OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_PAGES: Final = "OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_PAGES"
+"""
+.. envvar:: OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_PAGES
+
+Most pages of one ``tools/list`` traversal that are walked (the instrumentation and the processor
+read the same value; the processor also takes ``max_pages=``). Default: ``1000``. Consequence: a
+catalog served in more pages is judged ``incomplete`` (``cursor_remaining``), never green. State
+per session holds one 8-byte cursor hash per page of the traversal in progress, so the cap bounds
+it (8 KiB at the default); completed traversals keep no per-page state (docs/configuration.md).
+"""
+
 # ==============================================================================================
 # Span processor (McpHealthSpanProcessor, McpHealthConfigurator). Append-only section owned by
 # the processor; each option can also be passed as a keyword argument, which wins over the env.

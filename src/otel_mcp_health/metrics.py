@@ -37,7 +37,10 @@ Seed 003's two rates, live: protocol-level success =
 not counted again (its call was counted when it went silent).
 
 "server" is ``server.address`` (+ ``server.port``) for a network server and
-``mcp_health.server.name`` (the name it announced at the handshake) otherwise.
+``mcp_health.server.name`` (the name it announced at the handshake) otherwise. Tool names and
+server labels are server-chosen, so each is capped to 128 characters (prefix + digest) and takes
+at most 1,000 distinct values per metric; later values fold into ``_overflow``
+(:mod:`otel_mcp_health.core.bounds`).
 
 The semconv histograms ``mcp.client.operation.duration`` and ``mcp.client.session.duration`` are
 recorded by the instrumentation, which sees every request (sampled or not); the processor never
@@ -47,20 +50,56 @@ records them, so nothing is counted twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from opentelemetry.metrics import (
     CallbackOptions,
+    Counter,
+    Histogram,
     MeterProvider,
     Observation,
     get_meter,
 )
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health.core.bounds import LabelBudget
 from otel_mcp_health.core.vocabulary import LiveState
 from otel_mcp_health.version import __version__
 
 #: Returns the number of in-flight ``tools/call`` spans per live state.
 InFlightCounts = Callable[[], Mapping[LiveState, int]]
+
+
+#: Labels whose values a server or the network chooses: capped, bounded in distinct values.
+OPEN_LABELS = (A.GEN_AI_TOOL_NAME, A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME)
+
+
+class _BoundedCounter:
+    """A counter whose open labels are bounded (docs/attributes.md#bounds)."""
+
+    __slots__ = ("_budget", "_counter")
+
+    def __init__(self, counter: Counter) -> None:
+        self._counter = counter
+        self._budget = LabelBudget(OPEN_LABELS)
+
+    def add(self, amount: int, labels: Mapping[str, Any]) -> None:
+        """``Counter.add`` with bounded labels."""
+        self._counter.add(amount, self._budget.apply(labels))
+
+
+class _BoundedHistogram:
+    """A histogram whose open labels are bounded (docs/attributes.md#bounds)."""
+
+    __slots__ = ("_budget", "_histogram")
+
+    def __init__(self, histogram: Histogram) -> None:
+        self._histogram = histogram
+        self._budget = LabelBudget(OPEN_LABELS)
+
+    def record(self, value: float, labels: Mapping[str, Any]) -> None:
+        """``Histogram.record`` with bounded labels."""
+        self._histogram.record(value, self._budget.apply(labels))
 
 
 class HealthMetrics:
@@ -69,33 +108,43 @@ class HealthMetrics:
     def __init__(self, meter_provider: MeterProvider | None, in_flight: InFlightCounts) -> None:
         meter = get_meter(__name__, __version__, meter_provider)
         self._in_flight = in_flight
-        self.calls = meter.create_counter(
-            A.METRIC_CALLS,
-            unit="{call}",
-            description="Tool calls by session-contract verdict and first failed layer.",
+        self.calls = _BoundedCounter(
+            meter.create_counter(
+                A.METRIC_CALLS,
+                unit="{call}",
+                description="Tool calls by session-contract verdict and first failed layer.",
+            )
         )
-        self.catalog_verdicts = meter.create_counter(
-            A.METRIC_CATALOG_VERDICTS,
-            unit="{verdict}",
-            description="Catalog convergence verdicts on tools/list, list_changed and install "
-            "spans.",
+        self.catalog_verdicts = _BoundedCounter(
+            meter.create_counter(
+                A.METRIC_CATALOG_VERDICTS,
+                unit="{verdict}",
+                description="Catalog convergence verdicts on tools/list, list_changed and install "
+                "spans.",
+            )
         )
-        self.convergence_lag = meter.create_histogram(
-            A.METRIC_CONVERGENCE_LAG,
-            unit="s",
-            description="Time from a tools/list_changed signal to the next converged catalog.",
-            explicit_bucket_boundaries_advisory=[float(b) for b in A.DURATION_BUCKETS],
+        self.convergence_lag = _BoundedHistogram(
+            meter.create_histogram(
+                A.METRIC_CONVERGENCE_LAG,
+                unit="s",
+                description="Time from a tools/list_changed signal to the next converged catalog.",
+                explicit_bucket_boundaries_advisory=[float(b) for b in A.DURATION_BUCKETS],
+            )
         )
-        self.outcomes = meter.create_counter(
-            A.METRIC_OUTCOMES,
-            unit="{call}",
-            description="Tool calls by outcome receipt and by whether a result envelope arrived: "
-            "protocol-level success against verified outcomes.",
+        self.outcomes = _BoundedCounter(
+            meter.create_counter(
+                A.METRIC_OUTCOMES,
+                unit="{call}",
+                description="Tool calls by outcome receipt and by whether a result envelope "
+                "arrived: protocol-level success against verified outcomes.",
+            )
         )
-        self.incidents = meter.create_counter(
-            A.METRIC_INCIDENTS,
-            unit="{incident}",
-            description="Incidents opened (one per service, server, failed layer and reason).",
+        self.incidents = _BoundedCounter(
+            meter.create_counter(
+                A.METRIC_INCIDENTS,
+                unit="{incident}",
+                description="Incidents opened (one per service, server, failed layer and reason).",
+            )
         )
         self.in_flight_gauge = meter.create_observable_gauge(
             A.METRIC_CALLS_IN_FLIGHT,

@@ -106,7 +106,9 @@ environment value is logged and ignored, an invalid keyword argument raises ``Va
 * ``catalog_max_age_s`` / ``OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_MAX_AGE_S`` (default 300, the
   bounded refresh policy for servers that do not advertise ``tools.listChanged``);
 * ``supported_versions`` / ``OTEL_INSTRUMENTATION_MCP_HEALTH_SUPPORTED_VERSIONS`` (default: the
-  published MCP versions of SPEC §5).
+  published MCP versions, docs/configuration.md);
+* ``max_pages`` / ``OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_PAGES`` (default 1000): pages walked per
+  ``tools/list`` traversal; a longer catalog is ``incomplete`` (``cursor_remaining``).
 
 State is bounded: at most ``max_sessions`` sessions (LRU), each forgotten after ``session_idle_s``
 without spans or on its ``mcp_health.session.end`` span (once its last open ``tools/call`` span,
@@ -118,19 +120,18 @@ what the downstream processor does.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from otel_mcp_health import _spans
+from otel_mcp_health import _options, _spans
 from otel_mcp_health import attributes as A
 from otel_mcp_health import environment_variables as env
 from otel_mcp_health._sessions import Incidents, Session, SessionStore, SilentCall, SilentCalls
@@ -154,7 +155,6 @@ from otel_mcp_health.core.vocabulary import (
 from otel_mcp_health.metrics import HealthMetrics
 
 _logger = logging.getLogger(__name__)
-_T = TypeVar("_T")
 _NS_PER_S = 1_000_000_000
 _TOOLS_CALL = "tools/call"
 _TOOLS_LIST = "tools/list"
@@ -170,61 +170,6 @@ _HANDSHAKE_RULES = frozenset({"handshake_failed", "incompatible_session"})
 _MAX_LIVE = 10_000
 
 
-# ----------------------------------------------------------------------------------------------
-# Options: keyword argument, then environment variable, then default
-# ----------------------------------------------------------------------------------------------
-def _from_env(name: str, parse: Callable[[str], _T], default: _T) -> _T:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return parse(raw)
-    except ValueError:
-        _logger.warning("Ignoring invalid value of %s; using the default %r", name, default)
-        return default
-
-
-def _positive(raw: str) -> float:
-    value = float(raw)
-    if not value > 0:
-        msg = "not a positive number"
-        raise ValueError(msg)
-    return value
-
-
-def _positive_int(raw: str) -> int:
-    value = int(raw)
-    if value <= 0:
-        msg = "not a positive integer"
-        raise ValueError(msg)
-    return value
-
-
-def _flag(raw: str) -> bool:
-    lowered = raw.lower()
-    if lowered in ("true", "1", "yes", "on"):
-        return True
-    if lowered in ("false", "0", "no", "off"):
-        return False
-    msg = "not a boolean"
-    raise ValueError(msg)
-
-
-def _versions(raw: str) -> tuple[str, ...]:
-    versions = tuple(v.strip() for v in raw.split(",") if v.strip())
-    if not versions:
-        msg = "no version"
-        raise ValueError(msg)
-    return versions
-
-
-def _validated(name: str, value: float) -> float:
-    if not value > 0:
-        msg = f"{name} must be a positive number, got {value!r}"
-        raise ValueError(msg)
-    return value
-
-
 class McpHealthSpanProcessor(SpanProcessor):
     """Derive MCP health verdicts and hand the downstream processor(s) enriched span copies.
 
@@ -236,6 +181,7 @@ class McpHealthSpanProcessor(SpanProcessor):
     :param session_idle_s: a session with no span for this long is forgotten.
     :param catalog_max_age_s: bounded refresh policy for servers without ``tools.listChanged``.
     :param supported_versions: MCP protocol versions the client run supports.
+    :param max_pages: pages walked per ``tools/list`` traversal (longer ones are ``incomplete``).
     """
 
     def __init__(
@@ -248,58 +194,56 @@ class McpHealthSpanProcessor(SpanProcessor):
         session_idle_s: float | None = None,
         catalog_max_age_s: float | None = None,
         supported_versions: Sequence[str] | None = None,
+        max_pages: int | None = None,
     ) -> None:
         self._downstream: tuple[SpanProcessor, ...] = (
             (downstream,) if isinstance(downstream, SpanProcessor) else tuple(downstream)
         )
-        self._enabled = (
-            enabled
-            if enabled is not None
-            else _from_env(env.OTEL_INSTRUMENTATION_MCP_HEALTH_PROCESSOR_ENABLED, _flag, True)
+        self._enabled = _options.option(
+            "enabled",
+            enabled,
+            env.OTEL_INSTRUMENTATION_MCP_HEALTH_PROCESSOR_ENABLED,
+            _options.flag,
+            True,
         )
-        sessions = (
-            max_sessions
-            if max_sessions is not None
-            else _from_env(
+        sessions = _options.require_positive_int(
+            "max_sessions",
+            _options.option(
+                "max_sessions",
+                max_sessions,
                 env.OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_SESSIONS,
-                _positive_int,
+                _options.positive_int,
                 env.DEFAULT_MAX_SESSIONS,
-            )
+            ),
         )
-        if sessions <= 0:
-            msg = f"max_sessions must be a positive integer, got {sessions!r}"
-            raise ValueError(msg)
-        idle_s = _validated(
+        idle_s = _options.require_positive(
             "session_idle_s",
-            session_idle_s
-            if session_idle_s is not None
-            else _from_env(
+            _options.option(
+                "session_idle_s",
+                session_idle_s,
                 env.OTEL_INSTRUMENTATION_MCP_HEALTH_SESSION_IDLE_S,
-                _positive,
+                _options.positive,
                 env.DEFAULT_SESSION_IDLE_S,
             ),
         )
-        self._max_age_s = _validated(
+        self._max_age_s = _options.require_positive(
             "catalog_max_age_s",
-            catalog_max_age_s
-            if catalog_max_age_s is not None
-            else _from_env(
+            _options.option(
+                "catalog_max_age_s",
+                catalog_max_age_s,
                 env.OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_MAX_AGE_S,
-                _positive,
+                _options.positive,
                 DEFAULT_MAX_AGE_SECONDS,
             ),
         )
-        self._supported: tuple[str, ...] = (
-            tuple(supported_versions)
-            if supported_versions is not None
-            else _from_env(
-                env.OTEL_INSTRUMENTATION_MCP_HEALTH_SUPPORTED_VERSIONS,
-                _versions,
-                DEFAULT_SUPPORTED_VERSIONS,
-            )
+        self._supported = _options.supported_versions(
+            supported_versions, DEFAULT_SUPPORTED_VERSIONS
         )
+        self._max_pages = _options.max_pages(max_pages)
         self._lock = threading.Lock()
-        self._sessions = SessionStore(max_sessions=sessions, idle_ns=int(idle_s * _NS_PER_S))
+        self._sessions = SessionStore(
+            max_sessions=sessions, idle_ns=int(idle_s * _NS_PER_S), max_pages=self._max_pages
+        )
         self._incidents = Incidents()
         self._silent = SilentCalls()
         self._live_lock = threading.Lock()
@@ -449,10 +393,8 @@ class McpHealthSpanProcessor(SpanProcessor):
         if span.name == A.RECONCILE_SPAN_NAME:
             return self._judge_reconciliation(span, attrs, session)
         if span.name == A.INSTALL_SPAN_NAME:
-            digest = attrs.get(A.CATALOG_CLIENT_DIGEST)
-            # A client set whose digest could not be computed can never match a discovery.
-            session.client_digest = (
-                digest if isinstance(digest, str) else f"error:{attrs.get(A.CATALOG_DIGEST_ERROR)}"
+            session.set_install(
+                attrs.get(A.CATALOG_CLIENT_DIGEST), attrs.get(A.CATALOG_DIGEST_ERROR)
             )
             return self._judge_catalog(span, attrs, session, A.INSTALL_SPAN_NAME)
         return {}
@@ -543,6 +485,8 @@ class McpHealthSpanProcessor(SpanProcessor):
     def _judge_call(
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
     ) -> dict[str, Any]:
+        if attrs.get(A.CALL_CANCELLED) is True and attrs.get(A.TRANSPORT_REQUEST_WRITTEN) is False:
+            return {}  # cancelled before the request was written: no call (docs/model.md)
         call = _spans.call_evidence(attrs)
         if call.authorization is None and session.auth_failure is not None:
             # "no authorized exchange has succeeded since": the failure carries forward.

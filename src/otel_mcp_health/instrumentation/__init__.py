@@ -90,8 +90,6 @@ exceptions, no new ones; any failure of our own code is logged at debug level on
 from __future__ import annotations
 
 import logging
-import math
-import os
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
@@ -101,12 +99,8 @@ from opentelemetry.metrics import get_meter
 from opentelemetry.trace import get_tracer
 from wrapt import wrap_function_wrapper
 
+from otel_mcp_health import _options
 from otel_mcp_health import attributes as A
-from otel_mcp_health.environment_variables import (
-    DEFAULT_IDLE_WINDOW_S,
-    OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_DIGEST,
-    OTEL_INSTRUMENTATION_MCP_HEALTH_IDLE_WINDOW_S,
-)
 from otel_mcp_health.instrumentation import _extract, _http, _outcomes, _state, _wrappers
 from otel_mcp_health.package import _instruments
 from otel_mcp_health.version import __version__
@@ -140,6 +134,7 @@ _HOOKS: tuple[tuple[str, str, _wrappers.Wrapper], ...] = (
         _wrappers.send_raw_request,
     ),
     ("mcp.shared.jsonrpc_dispatcher", "otel_span", _wrappers.otel_span),
+    ("mcp.shared.jsonrpc_dispatcher", "JSONRPCDispatcher._write", _wrappers.dispatcher_write),
     (
         "mcp.shared.jsonrpc_dispatcher",
         "JSONRPCDispatcher._dispatch_notification",
@@ -179,11 +174,9 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
                 description="Duration of an MCP client session.",
                 explicit_bucket_boundaries_advisory=list(A.DURATION_BUCKETS),
             ),
-            idle_window_s=_idle_window_from_env(),
-            digests=os.environ.get(OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_DIGEST, "true")
-            .strip()
-            .lower()
-            != "false",
+            idle_window_s=_options.idle_window_s(),
+            digests=_options.catalog_digests(),
+            max_pages=_options.max_pages(),
         )
         for module, name, wrapper in _HOOKS:
             wrap_function_wrapper(module, name, wrapper)
@@ -194,15 +187,6 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
             unwrap(owner, attribute)
         _state.TELEMETRY = None
         _outcomes.reset()
-
-
-def _idle_window_from_env() -> float:
-    raw = os.environ.get(OTEL_INSTRUMENTATION_MCP_HEALTH_IDLE_WINDOW_S)
-    try:
-        value = float(raw) if raw is not None else DEFAULT_IDLE_WINDOW_S
-    except ValueError:
-        return DEFAULT_IDLE_WINDOW_S
-    return value if value > 0 and math.isfinite(value) else DEFAULT_IDLE_WINDOW_S
 
 
 def record_installed_tools(session: object, tools: Iterable[Any]) -> None:
@@ -221,7 +205,7 @@ def record_installed_tools(session: object, tools: Iterable[Any]) -> None:
     if telemetry is None or not is_instrumentation_enabled():
         return
     try:
-        _extract.installed_tools(telemetry, session, list(tools))
+        _extract.installed_tools(telemetry, session, tools)
     except Exception:
         _logger.debug("mcp_health: record_installed_tools failed; ignored", exc_info=True)
 

@@ -12,6 +12,7 @@ JSON-RPC codes and HTTP status codes only (SPEC §2).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import socket
@@ -25,7 +26,14 @@ from urllib.parse import urlsplit
 from opentelemetry.trace import SpanKind, Status, StatusCode, get_current_span
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health.core.digest import DigestError, digest_tools
+from otel_mcp_health.core.bounds import cap, cap_names
+from otel_mcp_health.core.digest import (
+    REASON_TOOL_NOT_AN_OBJECT,
+    REASON_UNREPRESENTABLE,
+    DigestError,
+    digest_tools,
+)
+from otel_mcp_health.core.traversal import CursorChain
 from otel_mcp_health.core.vocabulary import (
     DIGEST_PROJECTION,
     AuthError,
@@ -35,7 +43,6 @@ from otel_mcp_health.core.vocabulary import (
 )
 from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._state import (
-    MAX_TRAVERSAL_PAGES,
     KnownTool,
     RequestRecord,
     SessionState,
@@ -104,7 +111,7 @@ def session_ended(telemetry: Telemetry, session: Any, exc: BaseException | None)
     attrs = _connection_attributes(state)
     if exc is not None:
         attrs[A.ERROR_TYPE] = _error_type_of(_leaf(exc))
-    telemetry.session_duration.record(elapsed, attrs)
+    telemetry.session_duration.record(elapsed, telemetry.session_labels.apply(attrs))
     # Tells the span processor to release this session's state now, not at idle expiry.
     end = {A.SESSION_KEY: state.key}
     telemetry.tracer.start_span(
@@ -141,7 +148,8 @@ def begin_request(
     """Start the one CLIENT span of a request, with everything known before it is sent."""
     params = params if isinstance(params, Mapping) else {}
     target = params.get("name") if method in _NAMED_METHODS else None
-    name = f"{method} {target}" if isinstance(target, str) else method
+    target = cap(target) if isinstance(target, str) else None  # server-chosen: bounded
+    name = f"{method} {target}" if target is not None else method
     attrs: dict[str, Any] = {A.MCP_METHOD_NAME: method, A.SESSION_KEY: state.key}
     attrs.update(_connection_attributes(state))
     if state.network_transport == "tcp":
@@ -151,7 +159,7 @@ def begin_request(
     deadline = opts.get("timeout") if isinstance(opts, Mapping) else None
     deadline_s = float(deadline) if isinstance(deadline, int | float) else None
     origin = None
-    if method == "tools/call" and isinstance(target, str):
+    if method == "tools/call" and target is not None:
         attrs[A.GEN_AI_TOOL_NAME] = target
         attrs[A.GEN_AI_OPERATION_NAME] = A.GEN_AI_OPERATION_EXECUTE_TOOL
         attrs[A.CALL_IDLE_WINDOW_S] = telemetry.idle_window_s
@@ -159,7 +167,7 @@ def begin_request(
             attrs[A.CALL_DEADLINE_S] = deadline_s
         if slot is not None and slot.method == method:
             attrs.update(slot.attributes)
-    elif method == "prompts/get" and isinstance(target, str):
+    elif method == "prompts/get" and target is not None:
         attrs[A.GEN_AI_PROMPT_NAME] = target
     elif method == "tools/list":
         origin = A.ORIGIN_INTERNAL if _state.INTERNAL.get() else A.ORIGIN_APPLICATION
@@ -187,7 +195,7 @@ def begin_request(
         method=method,
         span=span,
         params=params,
-        tool_name=target if isinstance(target, str) else None,
+        tool_name=target,
         origin=origin,
         recording=span.is_recording(),
         borrowed=borrowed,
@@ -238,7 +246,7 @@ def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> N
     missing = sorted(tool.required - given)
     if missing:
         slot.attributes[A.CALL_CONTRACT] = A.CONTRACT_MISSING_REQUIRED_ARGUMENT
-        slot.attributes[A.CALL_MISSING_ARGUMENTS] = missing
+        slot.attributes[A.CALL_MISSING_ARGUMENTS] = cap_names(missing)
     else:
         slot.attributes[A.CALL_CONTRACT] = A.CONTRACT_OK
 
@@ -295,11 +303,23 @@ def on_inbound_progress(dispatcher: Any, message: Any, sender_ctx: Any) -> None:
 def on_sdk_span(record: RequestRecord, attributes: Mapping[str, Any] | None) -> None:
     """The SDK asked for its client span: this is the request's; learn its JSON-RPC id."""
     record.sdk_span_entered = True
+    if record.write_started is None:
+        record.write_started = False  # the SDK enters its span block before it writes
     request_id = (attributes or {}).get(A.JSONRPC_REQUEST_ID)
     if isinstance(request_id, str):
         record.request_id = request_id
         if record.recording:
             record.span.set_attribute(A.JSONRPC_REQUEST_ID, request_id)
+
+
+def on_write(record: RequestRecord, message: Any) -> None:
+    """The dispatcher writes a message in this request's context: is it the request itself?"""
+    if (
+        record.write_started is False
+        and getattr(message, "method", None) == record.method
+        and hasattr(message, "id")
+    ):
+        record.write_started = True
 
 
 def on_sdk_span_exit(record: RequestRecord, exc: BaseException | None) -> None:
@@ -319,6 +339,7 @@ def on_sdk_span_exit(record: RequestRecord, exc: BaseException | None) -> None:
 # ----------------------------------------------------------------------------------------------
 def on_result(telemetry: Telemetry, record: RequestRecord, result: Any) -> None:
     """The dispatcher returned a result envelope (raw wire dict)."""
+    record.answered = True
     if record.written is None:
         record.written = True
     if record.transport_outcome is None:
@@ -351,6 +372,7 @@ def _handshake_result(record: RequestRecord, result: Mapping[str, Any]) -> None:
         meta = result.get("_meta")
         info = meta.get(_SERVER_INFO_META_KEY) if isinstance(meta, Mapping) else None
     if isinstance(negotiated, str):
+        negotiated = cap(negotiated)
         state.protocol_version = negotiated
         attrs[A.MCP_PROTOCOL_VERSION] = negotiated
     capabilities = result.get("capabilities")
@@ -361,11 +383,9 @@ def _handshake_result(record: RequestRecord, result: Mapping[str, Any]) -> None:
     )
     if isinstance(info, Mapping):
         if isinstance(info.get("name"), str):
-            state.server_name = info["name"]
-            attrs[A.SERVER_NAME] = info["name"]
+            state.server_name = attrs[A.SERVER_NAME] = cap(info["name"])
         if isinstance(info.get("version"), str):
-            state.server_version = info["version"]
-            attrs[A.SERVER_VERSION] = info["version"]
+            state.server_version = attrs[A.SERVER_VERSION] = cap(info["version"])
     if record.recording:
         record.span.set_attributes(attrs)
 
@@ -383,8 +403,9 @@ def _page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[st
     cursor_h = cursor_hash(cursor) if cursor is not None else None
     if cursor_h is not None:
         attrs[A.CATALOG_PAGE_CURSOR_HASH] = cursor_h
-    if next_cursor is not None:
-        attrs[A.CATALOG_PAGE_NEXT_CURSOR_HASH] = cursor_hash(next_cursor)
+    next_hash = cursor_hash(next_cursor) if next_cursor is not None else None
+    if next_hash is not None:
+        attrs[A.CATALOG_PAGE_NEXT_CURSOR_HASH] = next_hash
     if telemetry.digests:
         _set_digest(attrs, A.CATALOG_PAGE_DIGEST, tools)
     if record.origin == A.ORIGIN_INTERNAL:
@@ -394,25 +415,19 @@ def _page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[st
         return
     traversal = state.traversal
     if cursor_h is None:
-        traversal = state.traversal = Traversal()
+        traversal = state.traversal = Traversal(CursorChain(telemetry.max_pages))
     elif traversal is None:
         # A cursor with no first page before it: at least one page was not seen (a gap).
-        traversal = state.traversal = Traversal(pages=1, intact=False)
-    elif traversal.next_cursor_hash != cursor_h or cursor_h in traversal.seen_cursors:
-        traversal.intact = False  # a gap or a loop: the processor names which from the hashes
-    if cursor_h is not None:
-        traversal.seen_cursors.add(cursor_h)
-    attrs[A.CATALOG_PAGE_INDEX] = traversal.pages
-    traversal.pages += 1
-    if traversal.pages > MAX_TRAVERSAL_PAGES:
-        traversal.intact = False
-        traversal.tools.clear()
-    elif traversal.intact:
+        traversal = state.traversal = Traversal(CursorChain.joined_midway(telemetry.max_pages))
+    attrs[A.CATALOG_PAGE_INDEX] = traversal.chain.pages
+    traversal.chain.add(cursor_h, next_hash)
+    if not traversal.chain.intact:
+        traversal.tools.clear()  # a broken or over-long chain has no catalog digest
+    else:
         traversal.tools.extend(dict(t) for t in tools)
-    traversal.next_cursor_hash = cursor_hash(next_cursor) if next_cursor is not None else None
     if next_cursor is None:
         state.traversal = None
-        if traversal.intact:
+        if traversal.chain.intact:
             attrs[A.CATALOG_TOOL_COUNT] = len(traversal.tools)
             if telemetry.digests:
                 attrs[A.CATALOG_DIGEST_PROJECTION] = DIGEST_PROJECTION
@@ -430,6 +445,8 @@ def _set_digest(attrs: dict[str, Any], key: str, tools: Sequence[Mapping[str, An
         attrs[key] = digest_tools(tools)
     except DigestError as exc:
         attrs[A.CATALOG_DIGEST_ERROR] = exc.reason
+    except (RecursionError, MemoryError, TypeError, ValueError):
+        attrs[A.CATALOG_DIGEST_ERROR] = REASON_UNREPRESENTABLE  # never a digest of a guess
 
 
 def _known_tool(tool: Mapping[str, Any]) -> KnownTool:
@@ -455,7 +472,10 @@ def on_error(record: RequestRecord, exc: BaseException) -> None:
     record.exception_type = type(exc).__qualname__
     code = _mcp_code(exc)
     attrs: dict[str, Any] = {}
+    if code is not None and code != _CONNECTION_CLOSED:
+        record.answered = code != _REQUEST_TIMEOUT
     if code == _REQUEST_TIMEOUT:
+        record.timed_out = True
         attrs[A.CALL_TIMED_OUT] = True
         record.written = True if record.written is None else record.written
         if record.transport_outcome is None:  # delivered; only the answer did not come in time
@@ -485,8 +505,9 @@ def on_error(record: RequestRecord, exc: BaseException) -> None:
             record.transport_outcome = TransportOutcome.OK.value
         if record.written is None:
             record.written = True
-        attrs[A.RPC_RESPONSE_STATUS_CODE] = str(code)
-        record.error_type = str(code)
+        record.error_type = attrs[A.RPC_RESPONSE_STATUS_CODE] = cap(str(code))
+    elif _is_cancellation(exc):
+        _host_cancelled(record, attrs)
     elif _is_validation_error(exc):
         attrs[A.PROTOCOL_RESULT_VALID] = False
         record.error_type = record.exception_type
@@ -496,6 +517,28 @@ def on_error(record: RequestRecord, exc: BaseException) -> None:
         record.error_type = record.exception_type
     if record.recording and attrs:
         record.span.set_attributes(attrs)
+
+
+def _host_cancelled(record: RequestRecord, attrs: dict[str, Any]) -> None:
+    """The host stopped waiting (docs/model.md#silence): whoever stopped waiting, silence after a
+    possible write is silence, recorded as a timeout; before the write there was no call."""
+    record.cancelled = True
+    record.error_type = record.exception_type
+    attrs[A.CALL_CANCELLED] = True
+    if record.answered:
+        return  # the answer had arrived: the host only abandoned what came after it
+    if record.write_started is False or record.written is False:
+        record.written = False
+        return
+    record.timed_out = True
+    attrs[A.CALL_TIMED_OUT] = True
+    if record.written is True and record.transport_outcome is None:
+        record.transport_outcome = TransportOutcome.OK.value
+
+
+def _is_cancellation(exc: BaseException) -> bool:
+    """A cancellation of the awaiting task (asyncio, or trio under anyio), never a failure."""
+    return isinstance(exc, asyncio.CancelledError) or type(exc).__name__ == "Cancelled"
 
 
 def waiting_for_user(session: Any, record: RequestRecord | None, waiting: bool) -> None:
@@ -559,7 +602,8 @@ def finish(telemetry: Telemetry, record: RequestRecord) -> None:
     if record.tool_name is not None and record.method == "tools/call":
         metric[A.GEN_AI_TOOL_NAME] = record.tool_name
         metric[A.GEN_AI_OPERATION_NAME] = A.GEN_AI_OPERATION_EXECUTE_TOOL
-    telemetry.operation_duration.record(time.perf_counter() - record.started, metric)
+    elapsed = time.perf_counter() - record.started
+    telemetry.operation_duration.record(elapsed, telemetry.operation_labels.apply(metric))
     if record.on_finished is not None:
         record.on_finished()  # e.g. start the outcome verifier that will end the span
 
@@ -577,7 +621,7 @@ def on_http_request(record: RequestRecord, transport: Any) -> None:
         state.server_port = url.port or _DEFAULT_PORTS.get(url.scheme)
     session_id = getattr(transport, "session_id", None)
     if isinstance(session_id, str):
-        state.session_id = session_id
+        state.session_id = cap(session_id)
     if record.recording:
         attrs = _connection_attributes(state)
         attrs[A.NETWORK_PROTOCOL_NAME] = "http"
@@ -613,8 +657,7 @@ def on_http_response(record: RequestRecord, response: Any) -> None:
             attrs[A.AUTH_REQUIRED_SCOPES] = list(scopes)
     session_id = headers.get("mcp-session-id")
     if isinstance(session_id, str) and session_id:
-        record.state.session_id = session_id
-        attrs[A.MCP_SESSION_ID] = session_id
+        record.state.session_id = attrs[A.MCP_SESSION_ID] = cap(session_id)
     if record.recording:
         record.span.set_attributes(attrs)
 
@@ -715,18 +758,26 @@ def on_notification(telemetry: Telemetry, session: Any, method: Any) -> None:
 
 
 def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
-    """Emit the ``mcp_health.install`` span for what the application exposes to its agent."""
+    """Emit the ``mcp_health.install`` span for what the application exposes to its agent.
+
+    Whatever ``tools`` holds, the report is never dropped: something that is not a list of tool
+    definitions gives a digest error (``tool_not_an_object``), which the processor judges
+    ``unverifiable`` (docs/model.md#catalog).
+    """
     state = _session_state(target) or _session_state(getattr(target, "session", None))
     if state is None:
         return
-    projected = [_wire_tool(tool) for tool in tools]
+    projected, error = _wire_tools(tools)
     attrs: dict[str, Any] = {
         A.SESSION_KEY: state.key,
         A.CATALOG_CLIENT_SOURCE: ClientSource.REGISTERED.value,
         A.CATALOG_CLIENT_TOOL_COUNT: len(projected),
         A.CATALOG_DIGEST_PROJECTION: DIGEST_PROJECTION,
     }
-    _set_digest(attrs, A.CATALOG_CLIENT_DIGEST, projected)
+    if error is not None:
+        attrs[A.CATALOG_DIGEST_ERROR] = error
+    else:
+        _set_digest(attrs, A.CATALOG_CLIENT_DIGEST, projected)
     telemetry.tracer.start_span(A.INSTALL_SPAN_NAME, kind=SpanKind.INTERNAL, attributes=attrs).end()
 
 
@@ -737,11 +788,32 @@ def _session_state(candidate: Any) -> SessionState | None:
         return None
 
 
-def _wire_tool(tool: Any) -> Mapping[str, Any]:
+def _wire_tools(tools: Any) -> tuple[list[Mapping[str, Any]], str | None]:
+    """Tool definitions as wire dicts, or the reason they are not tool definitions."""
+    try:
+        items = list(tools)
+    except Exception:
+        return [], REASON_TOOL_NOT_AN_OBJECT
+    projected: list[Mapping[str, Any]] = []
+    for tool in items:
+        wire = _wire_tool(tool)
+        if wire is None:
+            return [], REASON_TOOL_NOT_AN_OBJECT
+        projected.append(wire)
+    return projected, None
+
+
+def _wire_tool(tool: Any) -> Mapping[str, Any] | None:
     if isinstance(tool, Mapping):
         return tool
-    dumped: Mapping[str, Any] = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
-    return dumped
+    dump = getattr(tool, "model_dump", None)
+    if not callable(dump):
+        return None
+    try:
+        dumped = dump(by_alias=True, exclude_none=True, mode="json")
+    except Exception:
+        return None
+    return dumped if isinstance(dumped, Mapping) else None
 
 
 # ----------------------------------------------------------------------------------------------

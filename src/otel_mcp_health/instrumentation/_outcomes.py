@@ -34,7 +34,10 @@ from typing import Any, Final
 from opentelemetry.trace import Link, Span, SpanContext, SpanKind
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED, SILENT_TRANSPORT_OUTCOMES
+from otel_mcp_health.core.bounds import cap
+from otel_mcp_health.core.evidence import CallEvidence, ExecutionEvidence, TransportEvidence
+from otel_mcp_health.core.layers import is_silent
+from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED, TransportOutcome
 from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, Slot, Telemetry
 from otel_mcp_health.verifiers import CallContext, Receipt, Verifier, VerifierRunner, verifier_for
@@ -45,7 +48,7 @@ _logger = logging.getLogger(__name__)
 _ARGUMENT_KEY: Final = secrets.token_bytes(32)
 #: Unreconciled silent calls remembered at once (oldest forgotten first).
 MAX_UNRECONCILED: Final = 4096
-_SILENT: Final = frozenset(outcome.value for outcome in SILENT_TRANSPORT_OUTCOMES)
+_OUTCOMES: Final = frozenset(outcome.value for outcome in TransportOutcome)
 
 
 def argument_digest(arguments: Any) -> str:
@@ -120,10 +123,7 @@ def after_failure(record: RequestRecord, slot: Slot, name: Any) -> None:
     """
     if not isinstance(name, str) or slot.argument_digest is None:
         return
-    silent = record.error_type == A.ERROR_TYPE_TIMEOUT or (
-        record.transport_outcome in _SILENT and record.written is not False
-    )
-    if not silent or _read_only(record.state, name) is True:
+    if not is_silent(_silence_evidence(record)) or _read_only(record.state, name) is True:
         return
     key = (record.state.key, name, slot.argument_digest)
     with _lock:
@@ -131,6 +131,18 @@ def after_failure(record: RequestRecord, slot: Slot, name: Any) -> None:
         _unreconciled.move_to_end(key)
         while len(_unreconciled) > MAX_UNRECONCILED:
             _unreconciled.popitem(last=False)
+
+
+def _silence_evidence(record: RequestRecord) -> CallEvidence:
+    """What the core's one silence rule reads, from the request's in-memory record."""
+    transport: TransportEvidence | None = None
+    if record.transport_outcome in _OUTCOMES:
+        transport = TransportEvidence(
+            outcome=TransportOutcome(record.transport_outcome), request_written=record.written
+        )
+    return CallEvidence(
+        transport=transport, execution=ExecutionEvidence(timed_out=record.timed_out)
+    )
 
 
 def _context(name: str, arguments: Any, result: Any) -> CallContext:
@@ -225,7 +237,7 @@ def reconcile(
         found = _unreconciled.pop(keys[-1])
     attrs: dict[str, Any] = {
         A.SESSION_KEY: state.key,
-        A.GEN_AI_TOOL_NAME: tool_name,
+        A.GEN_AI_TOOL_NAME: cap(tool_name),
         A.EFFECT_OBSERVED: committed,
         A.EFFECT_METHOD: method,
     }

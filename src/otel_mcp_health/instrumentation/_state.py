@@ -30,6 +30,10 @@ from typing import Any
 from opentelemetry.metrics import Histogram
 from opentelemetry.trace import Span, Tracer
 
+from otel_mcp_health import attributes as A
+from otel_mcp_health.core.bounds import LabelBudget
+from otel_mcp_health.core.traversal import CursorChain
+
 #: Per-process key of the cursor hash: equal cursors hash equal inside one process, and a hash
 #: cannot be reversed or compared across processes.
 _CURSOR_KEY = secrets.token_bytes(32)
@@ -42,6 +46,16 @@ def cursor_hash(cursor: str) -> str:
     ).hexdigest()[:16]
 
 
+#: Metric labels whose values a server or the network chooses (docs/attributes.md#bounds).
+OPEN_LABELS = (
+    A.GEN_AI_TOOL_NAME,
+    A.ERROR_TYPE,
+    A.SERVER_ADDRESS,
+    A.SERVER_PORT,
+    A.MCP_PROTOCOL_VERSION,
+)
+
+
 @dataclass(slots=True, kw_only=True)
 class Telemetry:
     """What ``McpHealthInstrumentor.instrument()`` configured."""
@@ -51,6 +65,10 @@ class Telemetry:
     session_duration: Histogram
     idle_window_s: float
     digests: bool
+    max_pages: int
+    #: Open labels of the two histograms, bounded in their distinct values.
+    operation_labels: LabelBudget = field(default_factory=lambda: LabelBudget(OPEN_LABELS))
+    session_labels: LabelBudget = field(default_factory=lambda: LabelBudget(OPEN_LABELS))
 
 
 #: Set by ``_instrument``, cleared by ``_uninstrument``.
@@ -67,18 +85,14 @@ class KnownTool:
 
 @dataclass(slots=True)
 class Traversal:
-    """An application ``tools/list`` traversal in progress (first page = request without cursor)."""
+    """An application ``tools/list`` traversal in progress (first page = request without cursor).
 
-    pages: int = 0
-    intact: bool = True
-    next_cursor_hash: str | None = None
-    seen_cursors: set[str] = field(default_factory=set)
+    The chain is walked page by page (:mod:`otel_mcp_health.core.traversal`); the tool definitions
+    are kept only while it is intact and within the page cap, for the catalog digest at its end.
+    """
+
+    chain: CursorChain
     tools: list[dict[str, Any]] = field(default_factory=list)
-
-
-#: A traversal longer than this stops collecting tool definitions (memory bound) and cannot
-#: produce a catalog digest; the page spans still carry their own facts.
-MAX_TRAVERSAL_PAGES = 1000
 
 
 @dataclass(slots=True, eq=False, kw_only=True)
@@ -136,6 +150,13 @@ class RequestRecord:
     http_json_body: bool = False
     transport_outcome: str | None = None
     written: bool | None = None
+    #: Whether the SDK started writing the request: ``None`` where it cannot be seen (the direct
+    #: in-process dispatcher), ``False`` once the SDK's span block began, ``True`` at the write.
+    write_started: bool | None = None
+    #: A response (result or error envelope) arrived.
+    answered: bool = False
+    timed_out: bool = False
+    cancelled: bool = False
     # outcome
     error_type: str | None = None
     exception_type: str | None = None

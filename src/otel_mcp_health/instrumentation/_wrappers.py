@@ -161,6 +161,18 @@ def dispatch_notification(
     return wrapped(*args, **kwargs)
 
 
+async def dispatcher_write(
+    wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """``JSONRPCDispatcher._write``: the moment a request may reach the server (a cancellation
+    before it is no call, after it is silence)."""
+    record = _state.REQUEST.get()
+    if record is not None and _active() is not None:
+        message = args[0] if args else kwargs.get("message")
+        _fenced("request write", _extract.on_write, record, message)
+    return await wrapped(*args, **kwargs)
+
+
 @contextmanager
 def _claimed_span(record: RequestRecord, attributes: Mapping[str, Any]) -> Iterator[Any]:
     _fenced("sdk span", _extract.on_sdk_span, record, attributes)
