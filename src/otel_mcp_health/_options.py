@@ -12,10 +12,12 @@ import logging
 import math
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 from otel_mcp_health import environment_variables as env
 from otel_mcp_health.core.traversal import DEFAULT_MAX_PAGES
+from otel_mcp_health.core.vocabulary import DEFAULT_MAX_AGE_SECONDS, DEFAULT_SUPPORTED_VERSIONS
 
 _logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -94,7 +96,7 @@ def require_positive_int(name: str, value: int) -> int:
     return value
 
 
-def max_pages(given: int | None = None) -> int:
+def max_pages_(given: int | None = None) -> int:
     """Pages walked per ``tools/list`` traversal (``OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_PAGES``)."""
     value = option(
         "max_pages",
@@ -118,8 +120,67 @@ def catalog_digests() -> bool:
     return from_env(env.OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_DIGEST, flag, True)
 
 
-def supported_versions(given: Sequence[str] | None, default: tuple[str, ...]) -> tuple[str, ...]:
+def supported_versions_(given: Sequence[str] | None) -> tuple[str, ...]:
     """MCP versions the client run supports."""
     if given is not None:
         return tuple(given)
-    return from_env(env.OTEL_INSTRUMENTATION_MCP_HEALTH_SUPPORTED_VERSIONS, versions, default)
+    return from_env(
+        env.OTEL_INSTRUMENTATION_MCP_HEALTH_SUPPORTED_VERSIONS, versions, DEFAULT_SUPPORTED_VERSIONS
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcessorOptions:
+    """Every option of :class:`~otel_mcp_health.McpHealthSpanProcessor`, resolved."""
+
+    enabled: bool
+    max_sessions: int
+    session_idle_s: float
+    catalog_max_age_s: float
+    supported_versions: tuple[str, ...]
+    max_pages: int
+
+
+def processor_options(
+    *,
+    enabled: bool | None,
+    max_sessions: int | None,
+    session_idle_s: float | None,
+    catalog_max_age_s: float | None,
+    supported_versions: Sequence[str] | None,
+    max_pages: int | None,
+) -> ProcessorOptions:
+    """Keyword arguments, then environment variables, then defaults."""
+    return ProcessorOptions(
+        enabled=option(
+            "enabled", enabled, env.OTEL_INSTRUMENTATION_MCP_HEALTH_PROCESSOR_ENABLED, flag, True
+        ),
+        max_sessions=require_positive_int(
+            "max_sessions",
+            option(
+                "max_sessions",
+                max_sessions,
+                env.OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_SESSIONS,
+                positive_int,
+                env.DEFAULT_MAX_SESSIONS,
+            ),
+        ),
+        session_idle_s=_positive_option(
+            "session_idle_s",
+            session_idle_s,
+            env.OTEL_INSTRUMENTATION_MCP_HEALTH_SESSION_IDLE_S,
+            env.DEFAULT_SESSION_IDLE_S,
+        ),
+        catalog_max_age_s=_positive_option(
+            "catalog_max_age_s",
+            catalog_max_age_s,
+            env.OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_MAX_AGE_S,
+            DEFAULT_MAX_AGE_SECONDS,
+        ),
+        supported_versions=supported_versions_(supported_versions),
+        max_pages=max_pages_(max_pages),
+    )
+
+
+def _positive_option(name: str, given: float | None, env_name: str, default: float) -> float:
+    return require_positive(name, option(name, given, env_name, positive, default))

@@ -147,7 +147,8 @@ class Session:
             self.findings = (*self.findings, finding)
 
     def catalog(self, now: int | None, max_age_s: float) -> CatalogEvidence:
-        """The session's catalog evidence at ``now`` (SPEC §3, EVIDENCE.md ``catalog``)."""
+        """The session's catalog evidence at ``now`` (docs/model.md#catalog,
+        docs/evidence-format.md ``catalog``)."""
         discoveries: tuple[Discovery, ...] = () if self.complete is None else (self.complete,)
         latest = self.latest.discovery() if self.latest is not None else None
         if latest is not None and latest != self.complete:
@@ -244,7 +245,8 @@ class SilentCalls:
 
 
 class Incidents:
-    """Open incident keys (SPEC §6), bounded LRU, cleared per server on a healthy call."""
+    """Open incident keys (docs/model.md#incidents), bounded LRU, cleared per server on a healthy
+    call."""
 
     def __init__(self, capacity: int = MAX_INCIDENTS) -> None:
         self._open: OrderedDict[str, tuple[str, int]] = OrderedDict()

@@ -2,8 +2,8 @@
 
 This module is the only translation layer between OpenTelemetry spans and the pure core
 (:mod:`otel_mcp_health.core`). Reading: a finished span's attributes and events become the same
-evidence records that ``otel-mcp-health classify`` reads from EVIDENCE.md files, so the processor
-and the offline classifier apply one set of rules. Writing: core results become attribute
+evidence records that ``otel-mcp-health classify`` reads from docs/evidence-format.md files, so the
+processor and the offline classifier apply one set of rules. Writing: core results become attribute
 dictionaries whose keys all come from :mod:`otel_mcp_health.attributes` and whose values are
 vocabulary members or short codes (never free text).
 
@@ -56,7 +56,8 @@ from otel_mcp_health.core.vocabulary import (
 Attributes = Mapping[str, Any]
 
 #: Progress token written for notifications that matched the request's own token; any other value
-#: stands for "a token of another request" (the instrumentation records only the match, SPEC §2).
+#: stands for "a token of another request" (the instrumentation records only the match,
+#: docs/model.md#privacy).
 REQUEST_TOKEN = "request"
 _OTHER_TOKEN = "other"
 _PIPE = "pipe"
@@ -65,7 +66,8 @@ _CONTRACT_FINDINGS = {
     A.CONTRACT_MISSING_REQUIRED_ARGUMENT: MISSING_REQUIRED_ARGUMENT,
 }
 #: Exception-event members that may be forwarded: the class name and the "escaped" flag. The
-#: message and stack trace can quote argument or result values (SPEC §2) and are dropped.
+#: message and stack trace can quote argument or result values (docs/model.md#privacy) and are
+#: dropped.
 _SAFE_EXCEPTION_KEYS = frozenset({A.EXCEPTION_TYPE, "exception.escaped"})
 
 
@@ -241,7 +243,7 @@ def outcome_evidence(attrs: Attributes) -> OutcomeEvidence | None:
 
 
 def call_evidence(attrs: Attributes) -> CallEvidence:
-    """A ``tools/call`` span's attributes as an EVIDENCE.md ``call`` record."""
+    """A ``tools/call`` span's attributes as a docs/evidence-format.md ``call`` record."""
     return CallEvidence(
         tool=_str(attrs, A.GEN_AI_TOOL_NAME),
         read_only=_bool(attrs, A.TOOL_READ_ONLY),
@@ -373,7 +375,7 @@ def call_attributes(result: CallResult) -> dict[str, Any]:
 
 
 def progress_attributes(summary: ProgressSummary) -> dict[str, Any]:
-    """The progress summary a finished call span carries (SPEC §5)."""
+    """The progress summary a finished call span carries (docs/model.md#verdicts)."""
     attrs: dict[str, Any] = {
         A.PROGRESS_COUNT: summary.count,
         A.PROGRESS_VALID_COUNT: summary.valid_count,
@@ -435,9 +437,9 @@ def enriched_copy(
     """A read-only copy of a finished MCP span with the verdict attributes merged in.
 
     ``attributes`` is the span's own attributes as a plain dict (read once by the caller).
-    Privacy defense in depth (SPEC §2): the status description becomes the span's sanitized
-    ``error.type`` and exception events keep only the exception class, whatever the SDK or
-    another instrumentation wrote there (server error texts can echo argument values).
+    Privacy defense in depth (docs/model.md#privacy): the status description becomes the span's
+    sanitized ``error.type`` and exception events keep only the exception class, whatever the SDK
+    or another instrumentation wrote there (server error texts can echo argument values).
     """
     return ReadableSpan(
         name=span.name,

@@ -28,7 +28,7 @@ instrument                                 kind / unit     labels
                                                            ``gen_ai.tool.name``, server
 ``mcp_health.incidents``                   counter         ``mcp_health.verdict``,
                                            ``{incident}``  ``mcp_health.call.first_failed_layer``,
-                                                           server: incidents *opened* (SPEC §6)
+                                                           server: incidents *opened*
 =========================================  ==============  =======================================
 
 Seed 003's two rates, live: protocol-level success =

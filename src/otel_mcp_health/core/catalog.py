@@ -13,8 +13,9 @@ Chain walking is :mod:`otel_mcp_health.core.traversal`'s (one walk, one page cap
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from otel_mcp_health.core.digest import DigestError, digest_tools
 from otel_mcp_health.core.evidence import CatalogEvidence, Discovery, JsonObject
@@ -209,14 +210,22 @@ def _digest_mismatch(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
     return None
 
 
-def _required_properties(tool: JsonObject) -> tuple[str, ...]:
+def required_properties(tool: Mapping[str, Any]) -> tuple[str, ...]:
+    """The property names a tool's ``inputSchema`` requires."""
     schema = tool.get("inputSchema")
-    if not isinstance(schema, dict):
+    if not isinstance(schema, Mapping):
         return ()
     required = schema.get("required")
     if not isinstance(required, list):
         return ()
     return tuple(name for name in required if isinstance(name, str))
+
+
+def missing_required(required: Iterable[str], given: Iterable[str]) -> list[str]:
+    """The one call-time contract check: required property names not given, sorted (names only,
+    never values; docs/model.md#catalog)."""
+    sent = set(given)
+    return sorted({name for name in required if name not in sent})
 
 
 def _call_contract(f: CatalogFacts, finding: str) -> Decision[CatalogVerdict] | None:
@@ -231,12 +240,13 @@ def _call_contract(f: CatalogFacts, finding: str) -> Decision[CatalogVerdict] | 
         tool = by_name.get(call.name)
         if finding == UNKNOWN_TOOL_CALLED and tool is None:
             return Decision(CatalogVerdict.STALE, finding, NextAction.BOUNDED_REDISCOVERY)
-        if finding == MISSING_REQUIRED_ARGUMENT and tool is not None:
-            sent = set(call.argument_names or ())
-            if call.argument_names is not None and any(
-                name not in sent for name in _required_properties(tool)
-            ):
-                return Decision(CatalogVerdict.STALE, finding, NextAction.BOUNDED_REDISCOVERY)
+        if (
+            finding == MISSING_REQUIRED_ARGUMENT
+            and tool is not None
+            and call.argument_names is not None
+            and missing_required(required_properties(tool), call.argument_names)
+        ):
+            return Decision(CatalogVerdict.STALE, finding, NextAction.BOUNDED_REDISCOVERY)
     return None
 
 
@@ -342,4 +352,6 @@ __all__ = [
     "chain_defect",
     "classify_catalog",
     "derive_facts",
+    "missing_required",
+    "required_properties",
 ]

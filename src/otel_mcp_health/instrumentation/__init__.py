@@ -5,9 +5,9 @@ sends (named ``{mcp.method.name} {target}``, e.g. ``tools/call create_ticket``).
 creates its own ``MCP send …`` client spans; this instrumentation takes that span's place (the SDK
 is handed our span, so there is never a second one and W3C trace context still flows into
 ``params._meta``). On the in-process direct path, where the SDK emits no span, it creates one.
-Each span carries small, safe evidence under ``mcp_health.`` (SPEC §2) that the span processor turns
-into verdicts; tool arguments, results, tokens, raw cursors, headers and server messages are never
-recorded.
+Each span carries small, safe evidence under ``mcp_health.`` (docs/model.md#privacy) that the span
+processor turns into verdicts; tool arguments, results, tokens, raw cursors, headers and server
+messages are never recorded.
 
 Zero-code
 ---------
@@ -101,7 +101,7 @@ from wrapt import wrap_function_wrapper
 
 from otel_mcp_health import _options
 from otel_mcp_health import attributes as A
-from otel_mcp_health.instrumentation import _extract, _http, _outcomes, _state, _wrappers
+from otel_mcp_health.instrumentation import _catalog_hooks, _http, _outcomes, _state, _wrappers
 from otel_mcp_health.package import _instruments
 from otel_mcp_health.version import __version__
 
@@ -176,7 +176,7 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
             ),
             idle_window_s=_options.idle_window_s(),
             digests=_options.catalog_digests(),
-            max_pages=_options.max_pages(),
+            max_pages=_options.max_pages_(),
         )
         for module, name, wrapper in _HOOKS:
             wrap_function_wrapper(module, name, wrapper)
@@ -190,7 +190,8 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
 
 
 def record_installed_tools(session: object, tools: Iterable[Any]) -> None:
-    """Report the tool definitions the application exposes to its agent (SPEC §3, ``registered``).
+    """Report the tool definitions the application exposes to its agent (docs/model.md#catalog,
+    ``registered``).
 
     ``session`` is the ``ClientSession`` the tools came from, or anything with a ``.session``
     attribute holding one (such as ``mcp.Client``). ``tools`` are ``mcp.types.Tool`` models or
@@ -205,7 +206,7 @@ def record_installed_tools(session: object, tools: Iterable[Any]) -> None:
     if telemetry is None or not is_instrumentation_enabled():
         return
     try:
-        _extract.installed_tools(telemetry, session, tools)
+        _catalog_hooks.installed_tools(telemetry, session, tools)
     except Exception:
         _logger.debug("mcp_health: record_installed_tools failed; ignored", exc_info=True)
 
@@ -218,7 +219,7 @@ def report_reconciliation(
     method: str = "destination_query",
     arguments: Mapping[str, Any] | None = None,
 ) -> bool:
-    """Report what reconciliation found after a silent call (SPEC §5 rule 4).
+    """Report what reconciliation found after a silent call (docs/model.md#silence).
 
     After a ``tools/call`` of a side-effecting tool timed out or lost its connection, its verdict
     is ``effect_unknown`` and a retry with the same arguments is flagged. Query the destination

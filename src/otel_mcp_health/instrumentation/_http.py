@@ -13,7 +13,7 @@ from typing import Any
 
 import wrapt
 
-from otel_mcp_health.instrumentation import _extract, _state
+from otel_mcp_health.instrumentation import _state, _transport_hooks
 from otel_mcp_health.instrumentation._state import RequestRecord
 from otel_mcp_health.instrumentation._wrappers import _fenced
 
@@ -34,12 +34,12 @@ async def handle_post_request(
         or not _is_post_for(record, post_ctx)
     ):
         return await wrapped(*args, **kwargs)
-    _fenced("http request", _extract.on_http_request, record, instance)
+    _fenced("http request", _transport_hooks.on_http_request, record, instance)
     token = _POST.set(record)
     try:
         return await wrapped(*args, **kwargs)
     except Exception as exc:
-        _fenced("http error", _extract.on_http_error, record, exc)
+        _fenced("http error", _transport_hooks.on_http_error, record, exc)
         raise
     finally:
         _POST.reset(token)
@@ -47,7 +47,7 @@ async def handle_post_request(
 
 def _is_post_for(record: RequestRecord, post_ctx: Any) -> bool:
     try:
-        return _extract.post_matches(record, post_ctx)
+        return _transport_hooks.post_matches(record, post_ctx)
     except Exception:
         return False
 
@@ -72,7 +72,7 @@ class _ResponseTap(wrapt.ObjectProxy[Any]):
 
     async def __aenter__(self) -> Any:
         response = await self.__wrapped__.__aenter__()
-        _fenced("http response", _extract.on_http_response, self._self_record, response)
+        _fenced("http response", _transport_hooks.on_http_response, self._self_record, response)
         return response
 
     async def __aexit__(self, *exc_info: Any) -> Any:

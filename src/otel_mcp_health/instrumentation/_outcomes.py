@@ -1,7 +1,7 @@
 """Outcome receipts and effect reconciliation for ``tools/call`` spans (private).
 
-Two pieces of SPEC §4 to §6 that need the call's *arguments* and *result*, which only the
-instrumentation holds (in memory; nothing of either is exported):
+Two pieces of docs/model.md#layers to #incidents that need the call's *arguments* and *result*,
+which only the instrumentation holds (in memory; nothing of either is exported):
 
 * **Outcome verifiers.** After a call that returned without ``isError`` (and whose output passed
   its schema), the verifier chosen for the tool (:func:`otel_mcp_health.register_verifier`) runs on
@@ -15,7 +15,7 @@ instrumentation holds (in memory; nothing of either is exported):
   with the same key is flagged ``mcp_health.retry.unreconciled`` on its span.
   :func:`report_reconciliation` records what a destination query or idempotency-key lookup found
   as an ``mcp_health.reconcile`` span linked to the silent call, so the processor can move that
-  call's verdict (SPEC §5 rule 4), and lifts the retry block.
+  call's verdict (docs/model.md#silence), and lifts the retry block.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def after_failure(record: RequestRecord, slot: Slot, name: Any) -> None:
     """A call raised: if it went silent on a side-effecting tool, block retries until reconciled.
 
     Silence = a timeout, or a lost connection / reset / process exit unless the request is known
-    not to have been written (SPEC §5 rule 4; annotations are hints, absent = side effect).
+    not to have been written (docs/model.md#silence; annotations are hints, absent = side effect).
     """
     if not isinstance(name, str) or slot.argument_digest is None:
         return

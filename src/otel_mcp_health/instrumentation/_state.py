@@ -8,7 +8,7 @@ Three kinds of state, all process-local and never exported as such:
 * :class:`SessionState` -- one per client session, keyed weakly by the ``ClientSession`` *and* by
   its dispatcher (the only objects every hook can reach). Holds the random session key, transport
   identity, the negotiated version, the running ``tools/list`` traversal and the tools of the last
-  complete application discovery (for the call-time contract check of SPEC §3 rule 5).
+  complete application discovery (for the call-time contract check, docs/model.md#catalog).
 * Per-request records, handed between nested hooks through context variables:
   :class:`RequestRecord` (one per JSON-RPC request, owns the one CLIENT span) and :class:`Slot`
   (an outer wrapper -- ``call_tool`` or ``send_request`` -- that keeps the span open until it has
@@ -113,6 +113,20 @@ class SessionState:
     known_tools: dict[str, KnownTool] | None = None
     #: ``tools/call`` requests whose span is still open (weakly held: never keeps one alive).
     open_calls: weakref.WeakSet[RequestRecord] = field(default_factory=weakref.WeakSet)
+
+    def connection_attributes(self) -> dict[str, Any]:
+        """Version, transport and server identity: on every span and duration of the session."""
+        attrs: dict[str, Any] = {}
+        version = self.current_protocol_version()
+        if version is not None:
+            attrs[A.MCP_PROTOCOL_VERSION] = version
+        if self.network_transport is not None:
+            attrs[A.NETWORK_TRANSPORT] = self.network_transport
+        if self.server_address is not None:
+            attrs[A.SERVER_ADDRESS] = self.server_address
+        if self.server_port is not None:
+            attrs[A.SERVER_PORT] = self.server_port
+        return attrs
 
     def current_protocol_version(self) -> str | None:
         """The negotiated version: the session's own view first, then what the handshake said."""

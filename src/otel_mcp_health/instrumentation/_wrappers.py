@@ -5,7 +5,8 @@ Rules every wrapper here follows (the host comes first):
 * It calls ``wrapped(*args, **kwargs)`` exactly once, returns its result object unchanged and lets
   its exception propagate unchanged (same object); an ``except BaseException`` only observes and
   re-raises.
-* Everything of ours runs through :mod:`._extract` inside a ``try/except Exception`` fence that logs
+* Everything of ours runs through a hook module (:data:`HOOK_MODULES`) inside a ``try/except
+  Exception`` fence that logs
   at debug level, so a bug in our code can never reach the application.
 * When uninstrumented (``_state.TELEMETRY is None``), inside ``suppress_instrumentation()``, or on a
   server-side object, a wrapper is a plain pass-through.
@@ -31,10 +32,22 @@ from opentelemetry import trace
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health.instrumentation import _extract, _outcomes, _state
+from otel_mcp_health.instrumentation import (
+    _catalog_hooks,
+    _outcomes,
+    _request_hooks,
+    _result_hooks,
+    _session_hooks,
+    _state,
+    _transport_hooks,
+)
 from otel_mcp_health.instrumentation._state import RequestRecord, Slot, Telemetry
 
 _logger = logging.getLogger(__name__)
+
+#: The extraction seam: every function of ours a wrapper calls, always through these modules'
+#: attributes (a test makes each one raise and proves the host sees no difference).
+HOOK_MODULES = (_session_hooks, _request_hooks, _result_hooks, _catalog_hooks, _transport_hooks)
 
 Wrapper = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Any]
 
@@ -75,7 +88,9 @@ def _begin(
         slot = _state.SLOT.get()
         if slot is not None and (slot.record is not None or slot.method not in (None, method)):
             slot = None
-        record = _extract.begin_request(telemetry, state, method, params, opts=opts, slot=slot)
+        record = _request_hooks.begin_request(
+            telemetry, state, method, params, opts=opts, slot=slot
+        )
     except Exception:
         _logger.debug(
             "mcp_health: request start failed; the application is unaffected", exc_info=True
@@ -85,7 +100,7 @@ def _begin(
         callback = opts.get("on_progress") if isinstance(opts, Mapping) else None
         if callback is not None:
             tapped = dict(opts)
-            tapped["on_progress"] = _extract.progress_tap(record, callback)
+            tapped["on_progress"] = _request_hooks.progress_tap(record, callback)
             if len(args) > 2:
                 args = (*args[:2], tapped, *args[3:])
             else:
@@ -119,17 +134,17 @@ async def send_raw_request(
     try:
         result = await wrapped(*args, **kwargs)
     except BaseException as exc:
-        _fenced("request error", _extract.on_error, record, exc)
+        _fenced("request error", _result_hooks.on_error, record, exc)
         if slot is None:
-            _fenced("request end", _extract.finish, telemetry, record)
+            _fenced("request end", _request_hooks.finish, telemetry, record)
         raise
     finally:
         otel_context.detach(context_token)
         _state.SLOT.reset(slot_token)
         _state.REQUEST.reset(request_token)
-    _fenced("request result", _extract.on_result, telemetry, record, result)
+    _fenced("request result", _result_hooks.on_result, telemetry, record, result)
     if slot is None:
-        _fenced("request end", _extract.finish, telemetry, record)
+        _fenced("request end", _request_hooks.finish, telemetry, record)
     return result
 
 
@@ -157,7 +172,9 @@ def dispatch_notification(
     if _active() is not None and instance in _state.DISPATCHERS:
         message = args[0] if args else kwargs.get("msg")
         sender_ctx = args[3] if len(args) > 3 else kwargs.get("sender_ctx")
-        _fenced("inbound progress", _extract.on_inbound_progress, instance, message, sender_ctx)
+        _fenced(
+            "inbound progress", _request_hooks.on_inbound_progress, instance, message, sender_ctx
+        )
     return wrapped(*args, **kwargs)
 
 
@@ -169,33 +186,34 @@ async def dispatcher_write(
     record = _state.REQUEST.get()
     if record is not None and _active() is not None:
         message = args[0] if args else kwargs.get("message")
-        _fenced("request write", _extract.on_write, record, message)
+        _fenced("request write", _request_hooks.on_write, record, message)
     return await wrapped(*args, **kwargs)
 
 
 @contextmanager
 def _claimed_span(record: RequestRecord, attributes: Mapping[str, Any]) -> Iterator[Any]:
-    _fenced("sdk span", _extract.on_sdk_span, record, attributes)
+    _fenced("sdk span", _request_hooks.on_sdk_span, record, attributes)
     try:
         yield _SdkSpanView(record.span)
     except BaseException as exc:
-        _fenced("sdk span exit", _extract.on_sdk_span_exit, record, exc)
+        _fenced("sdk span exit", _request_hooks.on_sdk_span_exit, record, exc)
         raise
-    _fenced("sdk span exit", _extract.on_sdk_span_exit, record, None)
+    _fenced("sdk span exit", _request_hooks.on_sdk_span_exit, record, None)
 
 
 class _SdkSpanView(wrapt.ObjectProxy[Any]):
     """Our span as the SDK sees it: the SDK's own error attributes and status are dropped.
 
     The SDK would copy the server's JSON-RPC error message into the status description (content,
-    SPEC §2); our extraction records the code, the error class and an empty ERROR status instead.
+    docs/model.md#privacy); our extraction records the code, the error class and an empty ERROR
+    status instead.
     """
 
     def set_attribute(self, key: str, value: Any) -> None:
-        """Dropped: evidence comes from :mod:`._extract`."""
+        """Dropped: evidence comes from the hook modules."""
 
     def set_attributes(self, attributes: Mapping[str, Any]) -> None:
-        """Dropped: evidence comes from :mod:`._extract`."""
+        """Dropped: evidence comes from the hook modules."""
 
     def set_status(self, status: Any, description: str | None = None) -> None:
         """Dropped: the status is set without a description when the span ends."""
@@ -211,7 +229,7 @@ def session_init(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dic
     """``ClientSession.__init__``: a new client session gets its state and random key."""
     result = wrapped(*args, **kwargs)
     if _active() is not None:
-        _fenced("session registration", _extract.register_session, instance)
+        _fenced("session registration", _session_hooks.register_session, instance)
     return result
 
 
@@ -221,7 +239,7 @@ async def session_aenter(
     """``ClientSession.__aenter__``: the session clock starts."""
     result = await wrapped(*args, **kwargs)
     if _active() is not None:
-        _fenced("session start", _extract.session_started, instance)
+        _fenced("session start", _session_hooks.session_started, instance)
     return result
 
 
@@ -236,9 +254,9 @@ async def session_aexit(
     try:
         result = await wrapped(*args, **kwargs)
     except BaseException as raised:
-        _fenced("session end", _extract.session_ended, telemetry, instance, raised)
+        _fenced("session end", _session_hooks.session_ended, telemetry, instance, raised)
         raise
-    _fenced("session end", _extract.session_ended, telemetry, instance, exc)
+    _fenced("session end", _session_hooks.session_ended, telemetry, instance, exc)
     return result
 
 
@@ -247,9 +265,9 @@ def _finish_slot(telemetry: Telemetry, slot: Slot, exc: BaseException | None) ->
     if record is None:
         return
     if exc is not None:
-        _fenced("request error", _extract.on_error, record, exc)
-    _fenced("output schema", _extract.on_validated, record, slot)
-    _fenced("request end", _extract.finish, telemetry, record)
+        _fenced("request error", _result_hooks.on_error, record, exc)
+    _fenced("output schema", _request_hooks.on_validated, record, slot)
+    _fenced("request end", _request_hooks.finish, telemetry, record)
 
 
 async def send_request(
@@ -288,7 +306,7 @@ async def call_tool(
     slot = Slot(method="tools/call")
     name = args[0] if args else kwargs.get("name")
     arguments = args[1] if len(args) > 1 else kwargs.get("arguments")
-    _fenced("contract check", _extract.before_call, state, slot, name, arguments)
+    _fenced("contract check", _request_hooks.before_call, state, slot, name, arguments)
     _fenced("retry check", _outcomes.before_call, state, slot, name, arguments)
     slot_token = _state.SLOT.set(slot)
     internal_token = _state.INTERNAL.set(True)
@@ -321,9 +339,9 @@ async def validate_tool_result(
     try:
         result = await wrapped(*args, **kwargs)
     except BaseException as exc:
-        _fenced("output schema", _extract.output_schema_checked, slot, instance, name, exc)
+        _fenced("output schema", _request_hooks.output_schema_checked, slot, instance, name, exc)
         raise
-    _fenced("output schema", _extract.output_schema_checked, slot, instance, name, None)
+    _fenced("output schema", _request_hooks.output_schema_checked, slot, instance, name, None)
     return result
 
 
@@ -335,7 +353,7 @@ async def on_notify(
     if telemetry is None:
         return await wrapped(*args, **kwargs)
     method = args[1] if len(args) > 1 else kwargs.get("method")
-    _fenced("notification", _extract.on_notification, telemetry, instance, method)
+    _fenced("notification", _session_hooks.on_notification, telemetry, instance, method)
     # The handler may run in the context of the request whose stream carried the notification;
     # whatever the application does in it (e.g. re-list after list_changed) is its own request.
     internal_token = _state.INTERNAL.set(False)
@@ -361,7 +379,7 @@ async def on_request(
     waiting = method == _ELICITATION
     record = _state.REQUEST.get()
     if waiting:
-        _fenced("waiting for user", _extract.waiting_for_user, instance, record, True)
+        _fenced("waiting for user", _session_hooks.waiting_for_user, instance, record, True)
     internal_token = _state.INTERNAL.set(False)
     slot_token = _state.SLOT.set(None)
     try:
@@ -370,7 +388,7 @@ async def on_request(
         _state.SLOT.reset(slot_token)
         _state.INTERNAL.reset(internal_token)
         if waiting:
-            _fenced("waiting for user", _extract.waiting_for_user, instance, record, False)
+            _fenced("waiting for user", _session_hooks.waiting_for_user, instance, record, False)
 
 
 async def client_call_tool(
@@ -398,5 +416,5 @@ async def stdio_process(
     """
     process = await wrapped(*args, **kwargs)
     if _active() is not None:
-        _fenced("stdio mark", _extract.stdio_spawned)
+        _fenced("stdio mark", _session_hooks.stdio_spawned)
     return process
