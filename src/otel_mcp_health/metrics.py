@@ -49,13 +49,14 @@ records them, so nothing is counted twice.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from opentelemetry.metrics import (
     CallbackOptions,
-    Counter,
     Histogram,
+    Meter,
     MeterProvider,
     Observation,
     get_meter,
@@ -74,18 +75,40 @@ InFlightCounts = Callable[[], Mapping[LiveState, int]]
 OPEN_LABELS = (A.GEN_AI_TOOL_NAME, A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME)
 
 
-class _BoundedCounter:
-    """A counter whose open labels are bounded (docs/attributes.md#bounds)."""
+class _LocalCounter:
+    """A monotonic counter summed here and reported through an observable counter.
 
-    __slots__ = ("_budget", "_counter")
+    ``Counter.add`` of the SDK costs several microseconds per call; a dictionary increment costs a
+    fraction of one. The exported values are the same cumulative sums (delta temporality is
+    derived by the SDK). Open labels are bounded (docs/attributes.md#bounds).
+    """
 
-    def __init__(self, counter: Counter) -> None:
-        self._counter = counter
+    __slots__ = ("_budget", "_counts", "_lock")
+
+    def __init__(self, meter: Meter, name: str, *, unit: str, description: str) -> None:
         self._budget = LabelBudget(OPEN_LABELS)
+        #: label set -> [labels as first seen (their order is kept), running sum]
+        self._counts: dict[frozenset[tuple[str, Any]], list[Any]] = {}
+        self._lock = threading.Lock()
+        meter.create_observable_counter(
+            name, callbacks=[self._observe], unit=unit, description=description
+        )
 
     def add(self, amount: int, labels: Mapping[str, Any]) -> None:
-        """``Counter.add`` with bounded labels."""
-        self._counter.add(amount, self._budget.apply(labels))
+        """Count ``amount`` under ``labels``."""
+        bounded = self._budget.apply(labels)
+        key = frozenset(bounded.items())
+        with self._lock:
+            entry = self._counts.get(key)
+            if entry is None:
+                self._counts[key] = [bounded, amount]
+            else:
+                entry[1] += amount
+
+    def _observe(self, _options: CallbackOptions) -> Iterable[Observation]:
+        with self._lock:
+            counts = [(labels, value) for labels, value in self._counts.values()]
+        return [Observation(value, labels) for labels, value in counts]
 
 
 class _BoundedHistogram:
@@ -108,20 +131,18 @@ class HealthMetrics:
     def __init__(self, meter_provider: MeterProvider | None, in_flight: InFlightCounts) -> None:
         meter = get_meter(__name__, __version__, meter_provider)
         self._in_flight = in_flight
-        self.calls = _BoundedCounter(
-            meter.create_counter(
-                A.METRIC_CALLS,
-                unit="{call}",
-                description="Tool calls by session-contract verdict and first failed layer.",
-            )
+        self.calls = _LocalCounter(
+            meter,
+            A.METRIC_CALLS,
+            unit="{call}",
+            description="Tool calls by session-contract verdict and first failed layer.",
         )
-        self.catalog_verdicts = _BoundedCounter(
-            meter.create_counter(
-                A.METRIC_CATALOG_VERDICTS,
-                unit="{verdict}",
-                description="Catalog convergence verdicts on tools/list, list_changed and install "
-                "spans.",
-            )
+        self.catalog_verdicts = _LocalCounter(
+            meter,
+            A.METRIC_CATALOG_VERDICTS,
+            unit="{verdict}",
+            description="Catalog convergence verdicts on tools/list, list_changed and install "
+            "spans.",
         )
         self.convergence_lag = _BoundedHistogram(
             meter.create_histogram(
@@ -131,20 +152,18 @@ class HealthMetrics:
                 explicit_bucket_boundaries_advisory=[float(b) for b in A.DURATION_BUCKETS],
             )
         )
-        self.outcomes = _BoundedCounter(
-            meter.create_counter(
-                A.METRIC_OUTCOMES,
-                unit="{call}",
-                description="Tool calls by outcome receipt and by whether a result envelope "
-                "arrived: protocol-level success against verified outcomes.",
-            )
+        self.outcomes = _LocalCounter(
+            meter,
+            A.METRIC_OUTCOMES,
+            unit="{call}",
+            description="Tool calls by outcome receipt and by whether a result envelope "
+            "arrived: protocol-level success against verified outcomes.",
         )
-        self.incidents = _BoundedCounter(
-            meter.create_counter(
-                A.METRIC_INCIDENTS,
-                unit="{incident}",
-                description="Incidents opened (one per service, server, failed layer and reason).",
-            )
+        self.incidents = _LocalCounter(
+            meter,
+            A.METRIC_INCIDENTS,
+            unit="{incident}",
+            description="Incidents opened (one per service, server, failed layer and reason).",
         )
         self.in_flight_gauge = meter.create_observable_gauge(
             A.METRIC_CALLS_IN_FLIGHT,
