@@ -24,7 +24,7 @@ from otel_mcp_health.core.catalog import classify_catalog
 from otel_mcp_health.core.contract import VERDICT_RULES
 from otel_mcp_health.core.evidence import AuthorizationEvidence, CallEvidence, SessionEvidence
 from otel_mcp_health.core.retries import over_budget
-from otel_mcp_health.core.session import SessionResult, classify_session
+from otel_mcp_health.core.session import SessionResult, classify_session, judge_in_session
 from otel_mcp_health.core.vocabulary import (
     CatalogVerdict,
     Era,
@@ -70,6 +70,8 @@ class Engine:
         self._incidents = Incidents()
         self._silent = SilentCalls()
         self._lock = threading.Lock()
+        #: Judge from the memoized session facts (``False``: re-derive everything per span).
+        self.incremental = True
 
     def clear(self) -> None:
         """Forget every session, incident and silent call (shutdown)."""
@@ -123,7 +125,10 @@ class Engine:
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session, kind: str
     ) -> dict[str, Any]:
         now = span.end_time
-        result = classify_catalog(session.catalog(now, self._max_age_s))
+        if self.incremental:
+            result = session.catalog_result(now, self._max_age_s)
+        else:
+            result = classify_catalog(session.catalog(now, self._max_age_s))
         labels = {
             A.CATALOG_VERDICT: result.verdict.value,
             A.CATALOG_REASON: result.reason,
@@ -234,7 +239,14 @@ class Engine:
         progress = _spans.progress_evidence(
             attrs, span.events, started_at=span.start_time, now=now, completed_at=now
         )
-        return classify_session(
+        if self.incremental:
+            return judge_in_session(
+                call,
+                progress,
+                handshake=session.handshake_facts(),
+                catalog=session.catalog_result(now, self._max_age_s),
+            )
+        return classify_session(  # the full derivation, kept for the differential test
             SessionEvidence(
                 handshake=session.handshake,
                 catalog=session.catalog(now, self._max_age_s),

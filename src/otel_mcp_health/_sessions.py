@@ -33,7 +33,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from otel_mcp_health.core.catalog import DIGEST_UNAVAILABLE, chain_defect
+from otel_mcp_health.core.catalog import (
+    DIGEST_UNAVAILABLE,
+    CatalogResult,
+    chain_defect,
+    classify_catalog,
+)
+from otel_mcp_health.core.contract import HandshakeFacts, handshake_facts
 from otel_mcp_health.core.evidence import (
     AuthorizationEvidence,
     CallEvidence,
@@ -47,6 +53,7 @@ from otel_mcp_health.core.evidence import (
 from otel_mcp_health.core.traversal import DEFAULT_MAX_PAGES, CursorChain
 from otel_mcp_health.core.vocabulary import CatalogVerdict
 
+_NS_PER_S = 1_000_000_000
 #: Call-time contract findings kept per session (the first of each kind decides the verdict).
 MAX_FINDINGS = 8
 #: Silent calls (``effect_unknown``) kept by the processor, awaiting their reconciliation span.
@@ -95,6 +102,11 @@ class Session:
     auth_failure: AuthorizationEvidence | None = None
     #: The session's end span arrived; released when its last open call span ends.
     closing: bool = False
+    #: Bumped whenever evidence the catalog verdict reads changes (pages, signals, installs,
+    #: findings): the memoized facts below are valid for one version (docs/model.md#catalog).
+    version: int = 0
+    _catalog_memo: tuple[int, HandshakeEvidence | None, int, CatalogResult] | None = None
+    _facts_memo: tuple[HandshakeEvidence | None, HandshakeFacts] | None = None
 
     # -- catalog -------------------------------------------------------------------------------
     def add_page(
@@ -116,6 +128,7 @@ class Session:
             traversal = Traversal(started_at=started_at, chain=CursorChain(self.max_pages))
             self.latest = traversal
         traversal.chain.add(page.cursor, page.next_cursor, failed=page.failed)
+        self.version += 1
         final = page.failed or page.next_cursor is None
         if page.next_cursor is None and not page.failed:
             traversal.completed_at = ended_at
@@ -134,17 +147,58 @@ class Session:
         else:
             self.client_digest = None
             self.client_digest_error = error if isinstance(error, str) else DIGEST_UNAVAILABLE
+        self.version += 1
 
     def add_signal(self, at: int) -> None:
         """A ``notifications/tools/list_changed`` arrived at ``at``."""
         self.last_signal = at if self.last_signal is None else max(self.last_signal, at)
         if self.pending_signal is None:
             self.pending_signal = at
+        self.version += 1
 
     def add_finding(self, finding: ToolCallCheck) -> None:
         """Keep a call-time contract finding (bounded)."""
         if len(self.findings) < MAX_FINDINGS:
             self.findings = (*self.findings, finding)
+            self.version += 1
+
+    def handshake_facts(self) -> HandshakeFacts:
+        """What the contract needs from the handshake, derived once per handshake."""
+        memo = self._facts_memo
+        if memo is None or memo[0] is not self.handshake:
+            memo = (self.handshake, handshake_facts(self.handshake, uses_tools=True))
+            self._facts_memo = memo
+        return memo[1]
+
+    def catalog_result(self, now: int | None, max_age_s: float) -> CatalogResult:
+        """The catalog verdict at ``now``, derived once per version of its evidence (and, for a
+        server that cannot signal changes, once per side of the refresh deadline)."""
+        freshness = self._freshness(now, max_age_s)
+        memo = self._catalog_memo
+        if (
+            memo is not None
+            and memo[0] == self.version
+            and memo[1] is self.handshake
+            and memo[2] == freshness
+        ):
+            return memo[3]
+        result = classify_catalog(self.catalog(now, max_age_s))
+        self._catalog_memo = (self.version, self.handshake, freshness, result)
+        return result
+
+    def _freshness(self, now: int | None, max_age_s: float) -> int:
+        """The only way ``now`` enters the catalog rules: the bounded refresh policy."""
+        if self._list_changed() is True:
+            return 0
+        completed = self.latest.completed_at if self.latest is not None else None
+        if now is None or completed is None:
+            return 1
+        return 3 if now - completed > max_age_s * _NS_PER_S else 2
+
+    def _list_changed(self) -> bool | None:
+        capabilities = self.handshake.capabilities if self.handshake is not None else None
+        tools = capabilities.get("tools") if capabilities is not None else None
+        return tools.get("listChanged") is True if isinstance(tools, dict) else None
 
     def catalog(self, now: int | None, max_age_s: float) -> CatalogEvidence:
         """The session's catalog evidence at ``now`` (docs/model.md#catalog,
@@ -153,11 +207,8 @@ class Session:
         latest = self.latest.discovery() if self.latest is not None else None
         if latest is not None and latest != self.complete:
             discoveries = (*discoveries, latest)
-        capabilities = self.handshake.capabilities if self.handshake is not None else None
-        tools = capabilities.get("tools") if capabilities is not None else None
-        list_changed = tools.get("listChanged") is True if isinstance(tools, dict) else None
         return CatalogEvidence(
-            list_changed=list_changed,
+            list_changed=self._list_changed(),
             refresh_policy=RefreshPolicy(max_age_seconds=max_age_s),
             now=now,
             notifications=(self.last_signal,) if self.last_signal is not None else (),
