@@ -72,6 +72,9 @@ class Unreconciled:
 _Key = tuple[str, str, str]
 _lock = threading.Lock()
 _unreconciled: OrderedDict[_Key, Unreconciled] = OrderedDict()
+#: Unreconciled calls per (session, tool): the argument digest is computed only when it can
+#: matter (a call of a tool with a pending silent call, or a call that just went silent).
+_pending: dict[tuple[str, str], int] = {}
 _runner: VerifierRunner | None = None
 
 
@@ -94,6 +97,17 @@ def reset() -> None:
     """Forget every unreconciled call (``uninstrument`` and tests)."""
     with _lock:
         _unreconciled.clear()
+        _pending.clear()
+
+
+def _forget(key: _Key) -> None:
+    """Bookkeeping of ``_pending`` when ``key`` leaves ``_unreconciled`` (lock held)."""
+    tool = key[:2]
+    left = _pending.get(tool, 0) - 1
+    if left > 0:
+        _pending[tool] = left
+    else:
+        _pending.pop(tool, None)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -102,6 +116,12 @@ def reset() -> None:
 def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> None:
     """Remember the argument digest; flag a retry of a call whose effect is still unknown."""
     if not isinstance(name, str):
+        return
+    slot.arguments = arguments
+    slot.checked = True
+    with _lock:
+        maybe = (state.key, name) in _pending
+    if not maybe:
         return
     slot.argument_digest = argument_digest(arguments)
     with _lock:
@@ -121,16 +141,19 @@ def after_failure(record: RequestRecord, slot: Slot, name: Any) -> None:
     Silence = a timeout, or a lost connection / reset / process exit unless the request is known
     not to have been written (docs/model.md#silence; annotations are hints, absent = side effect).
     """
-    if not isinstance(name, str) or slot.argument_digest is None:
+    if not isinstance(name, str) or not slot.checked:
         return
     if not is_silent(_silence_evidence(record)) or _read_only(record.state, name) is True:
         return
-    key = (record.state.key, name, slot.argument_digest)
+    digest = slot.argument_digest or argument_digest(slot.arguments)
+    key = (record.state.key, name, digest)
     with _lock:
+        if key not in _unreconciled:
+            _pending[key[:2]] = _pending.get(key[:2], 0) + 1
         _unreconciled[key] = Unreconciled(record.span.get_span_context(), name)
         _unreconciled.move_to_end(key)
         while len(_unreconciled) > MAX_UNRECONCILED:
-            _unreconciled.popitem(last=False)
+            _forget(_unreconciled.popitem(last=False)[0])
 
 
 def _silence_evidence(record: RequestRecord) -> CallEvidence:
@@ -235,6 +258,7 @@ def reconcile(
         if not keys:
             return False
         found = _unreconciled.pop(keys[-1])
+        _forget(keys[-1])
     attrs: dict[str, Any] = {
         A.SESSION_KEY: state.key,
         A.GEN_AI_TOOL_NAME: cap(tool_name),

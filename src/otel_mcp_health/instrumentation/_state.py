@@ -188,8 +188,12 @@ class Slot:
     output_schema_valid: bool | None = None
     #: Evidence known before the request exists (call-time contract check), put on its span.
     attributes: dict[str, Any] = field(default_factory=dict)
-    #: Keyed digest of the call's arguments (retry correlation; in memory only).
+    #: The call's arguments (a reference, never copied or exported) and their keyed digest,
+    #: computed only when retry correlation needs it (in memory only).
+    arguments: Any = None
     argument_digest: str | None = None
+    #: The retry check ran (``call_tool`` knew the tool name).
+    checked: bool = False
 
 
 REQUEST: ContextVar[RequestRecord | None] = ContextVar("otel_mcp_health_request", default=None)
