@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from opentelemetry.sdk.trace import ReadableSpan
 
-from otel_mcp_health import _spans
+from otel_mcp_health import _spans, _verdicts
 from otel_mcp_health import attributes as A
 from otel_mcp_health._sessions import Incidents, Session, SessionStore, SilentCall, SilentCalls
 from otel_mcp_health.core.calls import CallResult
@@ -144,7 +144,7 @@ class Engine:
             lag = (now - session.pending_signal) / _NS_PER_S
             session.pending_signal = None
             self._metrics.convergence_lag.record(lag, _server_labels(attrs, session))
-        return _spans.catalog_attributes(result)
+        return _verdicts.catalog_attributes(result)
 
     def _judge_page(
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
@@ -218,11 +218,11 @@ class Engine:
             session.add_finding(finding)
         outcome = self._classify_call(span, attrs, session, call)
         result = outcome.call
-        verdicts = _spans.call_attributes(result)
+        verdicts = _verdicts.call_attributes(result)
         if outcome.catalog is not None:
-            verdicts.update(_spans.catalog_attributes(outcome.catalog))
+            verdicts.update(_verdicts.catalog_attributes(outcome.catalog))
         if outcome.progress is not None and outcome.progress.count:
-            verdicts.update(_spans.progress_attributes(outcome.progress))
+            verdicts.update(_verdicts.progress_attributes(outcome.progress))
         _remember_authorization(session, call, result)
         # A silent call is remembered so that its reconciliation span can re-judge it.
         if result.effect_unknown and span.context is not None:
@@ -311,7 +311,7 @@ class Engine:
                 handshake=silent.handshake, catalog_verdict=silent.catalog_verdict, call=call
             )
         ).call
-        verdicts = _spans.call_attributes(result)
+        verdicts = _verdicts.call_attributes(result)
         self._open_incident(span, attrs, session, result=result, verdicts=verdicts)
         return verdicts
 
@@ -336,7 +336,7 @@ class Engine:
         if verdict in _NO_INCIDENT:
             return
         service = span.resource.attributes.get(_SERVICE_NAME, _UNKNOWN)
-        key = _spans.incident_key(str(service), server, layer.value, result.reason)
+        key = _verdicts.incident_key(str(service), server, layer.value, result.reason)
         verdicts[A.INCIDENT_KEY] = key
         attempt = self._incidents.open(key, server)
         verdicts[A.INCIDENT_ATTEMPT] = attempt

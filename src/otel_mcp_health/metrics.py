@@ -125,6 +125,10 @@ class _BoundedHistogram:
         self._histogram.record(value, self._budget.apply(labels))
 
 
+_CALLS_DESCRIPTION = "Tool calls by session-contract verdict and first failed layer."
+_CATALOG_DESCRIPTION = "Catalog convergence verdicts on tools/list, list_changed and install spans."
+
+
 class HealthMetrics:
     """The processor's instruments, created once from one meter."""
 
@@ -132,17 +136,10 @@ class HealthMetrics:
         meter = get_meter(__name__, __version__, meter_provider)
         self._in_flight = in_flight
         self.calls = _LocalCounter(
-            meter,
-            A.METRIC_CALLS,
-            unit="{call}",
-            description="Tool calls by session-contract verdict and first failed layer.",
+            meter, A.METRIC_CALLS, unit="{call}", description=_CALLS_DESCRIPTION
         )
         self.catalog_verdicts = _LocalCounter(
-            meter,
-            A.METRIC_CATALOG_VERDICTS,
-            unit="{verdict}",
-            description="Catalog convergence verdicts on tools/list, list_changed and install "
-            "spans.",
+            meter, A.METRIC_CATALOG_VERDICTS, unit="{verdict}", description=_CATALOG_DESCRIPTION
         )
         self.convergence_lag = _BoundedHistogram(
             meter.create_histogram(

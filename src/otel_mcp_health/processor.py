@@ -129,7 +129,7 @@ from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from otel_mcp_health import _options, _spans
+from otel_mcp_health import _options, _spans, _verdicts
 from otel_mcp_health import attributes as A
 from otel_mcp_health._engine import Engine
 from otel_mcp_health._sessions import SessionStore
@@ -306,9 +306,9 @@ class McpHealthSpanProcessor(SpanProcessor):
         if key is None:
             return span
         verdicts = self._engine.judge(span, attrs, key)
-        if not verdicts and not _spans.carries_text(span):
+        if not verdicts and not _verdicts.carries_text(span):
             return span
-        return _spans.enriched_copy(span, attrs, verdicts)
+        return _verdicts.enriched_copy(span, attrs, verdicts)
 
     def _has_live_calls(self, key: str) -> bool:
         with self._live_lock:

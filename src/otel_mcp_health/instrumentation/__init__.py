@@ -101,7 +101,14 @@ from wrapt import wrap_function_wrapper
 
 from otel_mcp_health import _options
 from otel_mcp_health import attributes as A
-from otel_mcp_health.instrumentation import _catalog_hooks, _http, _outcomes, _state, _wrappers
+from otel_mcp_health.instrumentation import (
+    _catalog_hooks,
+    _dispatch_wrappers,
+    _http,
+    _outcomes,
+    _state,
+    _wrappers,
+)
 from otel_mcp_health.package import _instruments
 from otel_mcp_health.version import __version__
 
@@ -113,7 +120,7 @@ _DURATION_UNIT = "s"
 #: unwraps the same list. The module-level functions (``otel_span``, ``stream_within_origin``,
 #: ``_create_platform_compatible_process``) are looked up in their module at call time by the SDK,
 #: so patching the module attribute reaches every caller whatever its import style.
-_HOOKS: tuple[tuple[str, str, _wrappers.Wrapper], ...] = (
+_HOOKS: tuple[tuple[str, str, _wrappers.UnboundWrapper], ...] = (
     ("mcp.client.session", "ClientSession.__init__", _wrappers.session_init),
     ("mcp.client.session", "ClientSession.__aenter__", _wrappers.session_aenter),
     ("mcp.client.session", "ClientSession.__aexit__", _wrappers.session_aexit),
@@ -126,19 +133,23 @@ _HOOKS: tuple[tuple[str, str, _wrappers.Wrapper], ...] = (
     (
         "mcp.shared.jsonrpc_dispatcher",
         "JSONRPCDispatcher.send_raw_request",
-        _wrappers.send_raw_request,
+        _dispatch_wrappers.send_raw_request,
     ),
     (
         "mcp.shared.direct_dispatcher",
         "DirectDispatcher.send_raw_request",
-        _wrappers.send_raw_request,
+        _dispatch_wrappers.send_raw_request,
     ),
-    ("mcp.shared.jsonrpc_dispatcher", "otel_span", _wrappers.otel_span),
-    ("mcp.shared.jsonrpc_dispatcher", "JSONRPCDispatcher._write", _wrappers.dispatcher_write),
+    ("mcp.shared.jsonrpc_dispatcher", "otel_span", _dispatch_wrappers.otel_span),
+    (
+        "mcp.shared.jsonrpc_dispatcher",
+        "JSONRPCDispatcher._write",
+        _dispatch_wrappers.dispatcher_write,
+    ),
     (
         "mcp.shared.jsonrpc_dispatcher",
         "JSONRPCDispatcher._dispatch_notification",
-        _wrappers.dispatch_notification,
+        _dispatch_wrappers.dispatch_notification,
     ),
     ("mcp.client.stdio", "_create_platform_compatible_process", _wrappers.stdio_process),
     (
@@ -179,7 +190,7 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
             max_pages=_options.max_pages_(),
         )
         for module, name, wrapper in _HOOKS:
-            wrap_function_wrapper(module, name, wrapper)
+            wrap_function_wrapper(module, name, _wrappers.bind(wrapper, _state.TELEMETRY))
 
     def _uninstrument(self, **kwargs: Any) -> None:
         for module, name, _ in reversed(_HOOKS):
@@ -244,11 +255,8 @@ def report_reconciliation(
     if telemetry is None:
         return False
     try:
-        state = _outcomes.session_state(session)
-        if state is None:
-            return False
         return _outcomes.reconcile(
-            telemetry, state, tool_name, committed=committed, method=method, arguments=arguments
+            telemetry, session, tool_name, committed=committed, method=method, arguments=arguments
         )
     except Exception:
         _logger.debug("mcp_health: report_reconciliation failed; ignored", exc_info=True)

@@ -36,7 +36,6 @@ from otel_mcp_health.instrumentation._state import (
 
 def page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[str, Any]) -> None:
     """One ``tools/list`` page: chain facts, counts and digests; a completed traversal's digest."""
-    state = record.state
     cursor = record.params.get("cursor")
     cursor = cursor if isinstance(cursor, str) else None
     next_cursor = result.get("nextCursor")
@@ -57,6 +56,19 @@ def page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[str
             attrs[A.CATALOG_PAGE_INDEX] = 0
         record.span.set_attributes(attrs)
         return
+    _advance(telemetry, record.state, attrs, (cursor_h, next_hash), tools)
+    record.span.set_attributes(attrs)
+
+
+def _advance(
+    telemetry: Telemetry,
+    state: SessionState,
+    attrs: dict[str, Any],
+    link: tuple[str | None, str | None],
+    tools: list[Mapping[str, Any]],
+) -> None:
+    """Walk the session's traversal one page; at its end, the catalog's digest and tools."""
+    cursor_h, next_hash = link
     traversal = state.traversal
     if cursor_h is None:
         traversal = state.traversal = Traversal(CursorChain(telemetry.max_pages))
@@ -69,19 +81,19 @@ def page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[str
         traversal.tools.clear()  # a broken or over-long chain has no catalog digest
     else:
         traversal.tools.extend(dict(t) for t in tools)
-    if next_cursor is None:
-        state.traversal = None
-        if traversal.chain.intact:
-            attrs[A.CATALOG_TOOL_COUNT] = len(traversal.tools)
-            if telemetry.digests:
-                attrs[A.CATALOG_DIGEST_PROJECTION] = DIGEST_PROJECTION
-                _set_digest(attrs, A.CATALOG_DIGEST, traversal.tools)
-            state.known_tools = {
-                tool["name"]: _known_tool(tool)
-                for tool in traversal.tools
-                if isinstance(tool.get("name"), str)
-            }
-    record.span.set_attributes(attrs)
+    if next_hash is not None:
+        return
+    state.traversal = None
+    if traversal.chain.intact:
+        attrs[A.CATALOG_TOOL_COUNT] = len(traversal.tools)
+        if telemetry.digests:
+            attrs[A.CATALOG_DIGEST_PROJECTION] = DIGEST_PROJECTION
+            _set_digest(attrs, A.CATALOG_DIGEST, traversal.tools)
+        state.known_tools = {
+            tool["name"]: _known_tool(tool)
+            for tool in traversal.tools
+            if isinstance(tool.get("name"), str)
+        }
 
 
 def _set_digest(attrs: dict[str, Any], key: str, tools: Sequence[Mapping[str, Any]]) -> None:

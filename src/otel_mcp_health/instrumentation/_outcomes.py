@@ -234,7 +234,7 @@ def after_success(
 # ----------------------------------------------------------------------------------------------
 def reconcile(
     telemetry: Telemetry,
-    state: SessionState,
+    session: Any,
     tool_name: str,
     *,
     committed: bool,
@@ -243,22 +243,15 @@ def reconcile(
 ) -> bool:
     """Record a reconciliation for the latest unreconciled silent call of ``tool_name``.
 
-    With ``arguments``, only a call with equal arguments matches. Emits an INTERNAL
-    ``mcp_health.reconcile`` span linked to the silent call; when the effect is confirmed and
-    the tool has a verifier, the verifier judges the destination like after a completed call
-    (its receipt goes on that span). Returns whether a silent call was found.
+    ``session``: a ``ClientSession`` or an ``mcp.Client``. With ``arguments``, only a call with
+    equal arguments matches. Emits an INTERNAL ``mcp_health.reconcile`` span linked to the silent
+    call; when the effect is confirmed and the tool has a verifier, the verifier judges the
+    destination like after a completed call (its receipt on that span). Returns: one was found.
     """
-    digest = argument_digest(arguments) if arguments is not None else None
-    with _lock:
-        keys = [
-            key
-            for key in _unreconciled
-            if key[0] == state.key and key[1] == tool_name and digest in (None, key[2])
-        ]
-        if not keys:
-            return False
-        found = _unreconciled.pop(keys[-1])
-        _forget(keys[-1])
+    state = session_state(session)
+    found = _take_unreconciled(state, tool_name, arguments) if state is not None else None
+    if state is None or found is None:
+        return False
     attrs: dict[str, Any] = {
         A.SESSION_KEY: state.key,
         A.GEN_AI_TOOL_NAME: cap(tool_name),
@@ -279,6 +272,21 @@ def reconcile(
     else:
         span.end()
     return True
+
+
+def _take_unreconciled(state: SessionState, tool_name: str, arguments: Any) -> Unreconciled | None:
+    """The latest silent call of the tool (with equal arguments, when given), forgotten."""
+    digest = argument_digest(arguments) if arguments is not None else None
+    with _lock:
+        keys = [
+            key
+            for key in _unreconciled
+            if key[0] == state.key and key[1] == tool_name and digest in (None, key[2])
+        ]
+        if not keys:
+            return None
+        _forget(keys[-1])
+        return _unreconciled.pop(keys[-1])
 
 
 def _verify_then_end(span: Span, verifier: Verifier, call: CallContext) -> None:

@@ -53,46 +53,17 @@ def begin_request(
     params = params if isinstance(params, Mapping) else {}
     target = params.get("name") if method in _NAMED_METHODS else None
     target = cap(target) if isinstance(target, str) else None  # server-chosen: bounded
-    name = f"{method} {target}" if target is not None else method
-    attrs: dict[str, Any] = {A.MCP_METHOD_NAME: method, A.SESSION_KEY: state.key}
-    attrs.update(state.connection_attributes())
-    if state.network_transport == "tcp":
-        attrs[A.NETWORK_PROTOCOL_NAME] = "http"
-    if state.session_id is not None:
-        attrs[A.MCP_SESSION_ID] = state.session_id
-    deadline = opts.get("timeout") if isinstance(opts, Mapping) else None
-    deadline_s = float(deadline) if isinstance(deadline, int | float) else None
-    origin = None
-    if method == "tools/call" and target is not None:
-        attrs[A.GEN_AI_TOOL_NAME] = target
-        attrs[A.GEN_AI_OPERATION_NAME] = A.GEN_AI_OPERATION_EXECUTE_TOOL
-        attrs[A.CALL_IDLE_WINDOW_S] = telemetry.idle_window_s
-        if deadline_s is not None:
-            attrs[A.CALL_DEADLINE_S] = deadline_s
-        if slot is not None and slot.method == method:
-            attrs.update(slot.attributes)
-    elif method == "prompts/get" and target is not None:
-        attrs[A.GEN_AI_PROMPT_NAME] = target
-    elif method == "tools/list":
-        origin = A.ORIGIN_INTERNAL if _state.INTERNAL.get() else A.ORIGIN_APPLICATION
-        attrs[A.EVIDENCE_ORIGIN] = origin
-        # Known before the answer, so that a page that fails keeps its place in the chain.
-        cursor = params.get("cursor")
-        if isinstance(cursor, str):
-            attrs[A.CATALOG_PAGE_CURSOR_HASH] = cursor_hash(cursor)
-        else:
-            attrs[A.CATALOG_PAGE_INDEX] = 0
-    elif method in HANDSHAKE_METHODS:
-        attrs[A.SESSION_ERA] = HANDSHAKE_METHODS[method].value
-        requested = requested_version(method, params)
-        if requested is not None:
-            attrs[A.SESSION_REQUESTED_VERSION] = requested
+    attrs = _request_attributes(state, method)
+    origin = _method_attributes(
+        attrs, telemetry, method, params=params, target=target, opts=opts, slot=slot
+    )
     outer = get_current_span()
     borrowed = _is_outer_client_span(outer, method)
     if borrowed:
         outer.set_attributes(attrs)
         span = outer
     else:
+        name = f"{method} {target}" if target is not None else method
         span = telemetry.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attrs)
     record = RequestRecord(
         state=state,
@@ -107,6 +78,56 @@ def begin_request(
     if method == "tools/call":
         state.open_calls.add(record)
     return record
+
+
+def _request_attributes(state: SessionState, method: str) -> dict[str, Any]:
+    attrs: dict[str, Any] = {A.MCP_METHOD_NAME: method, A.SESSION_KEY: state.key}
+    attrs.update(state.connection_attributes())
+    if state.network_transport == "tcp":
+        attrs[A.NETWORK_PROTOCOL_NAME] = "http"
+    if state.session_id is not None:
+        attrs[A.MCP_SESSION_ID] = state.session_id
+    return attrs
+
+
+def _method_attributes(
+    attrs: dict[str, Any],
+    telemetry: Telemetry,
+    method: str,
+    *,
+    params: Mapping[str, Any],
+    target: str | None,
+    opts: Any,
+    slot: Slot | None,
+) -> str | None:
+    """What each method knows before it is sent; returns a ``tools/list`` page's origin."""
+    if method == "tools/call" and target is not None:
+        attrs[A.GEN_AI_TOOL_NAME] = target
+        attrs[A.GEN_AI_OPERATION_NAME] = A.GEN_AI_OPERATION_EXECUTE_TOOL
+        attrs[A.CALL_IDLE_WINDOW_S] = telemetry.idle_window_s
+        deadline = opts.get("timeout") if isinstance(opts, Mapping) else None
+        if isinstance(deadline, int | float):
+            attrs[A.CALL_DEADLINE_S] = float(deadline)
+        if slot is not None and slot.method == method:
+            attrs.update(slot.attributes)
+    elif method == "prompts/get" and target is not None:
+        attrs[A.GEN_AI_PROMPT_NAME] = target
+    elif method == "tools/list":
+        origin = A.ORIGIN_INTERNAL if _state.INTERNAL.get() else A.ORIGIN_APPLICATION
+        attrs[A.EVIDENCE_ORIGIN] = origin
+        # Known before the answer, so that a page that fails keeps its place in the chain.
+        cursor = params.get("cursor")
+        if isinstance(cursor, str):
+            attrs[A.CATALOG_PAGE_CURSOR_HASH] = cursor_hash(cursor)
+        else:
+            attrs[A.CATALOG_PAGE_INDEX] = 0
+        return origin
+    elif method in HANDSHAKE_METHODS:
+        attrs[A.SESSION_ERA] = HANDSHAKE_METHODS[method].value
+        requested = requested_version(method, params)
+        if requested is not None:
+            attrs[A.SESSION_REQUESTED_VERSION] = requested
+    return None
 
 
 def _is_outer_client_span(span: Any, method: str) -> bool:

@@ -92,8 +92,23 @@ def on_error(record: RequestRecord, exc: BaseException) -> None:
     record.exception_type = type(exc).__qualname__
     code = mcp_code(exc)
     attrs: dict[str, Any] = {}
-    if code is not None and code != CONNECTION_CLOSED:
-        record.answered = code != REQUEST_TIMEOUT
+    if code is not None:
+        _sdk_error(record, code, attrs)
+    elif is_cancellation(exc):
+        _host_cancelled(record, attrs)
+    elif is_validation_error(exc):
+        attrs[A.PROTOCOL_RESULT_VALID] = False
+        record.error_type = record.exception_type
+    elif record.transport_outcome not in (None, TransportOutcome.OK.value):
+        record.error_type = record.transport_outcome
+    else:
+        record.error_type = record.exception_type
+    if record.recording and attrs:
+        record.span.set_attributes(attrs)
+
+
+def _sdk_error(record: RequestRecord, code: int, attrs: dict[str, Any]) -> None:
+    """An ``MCPError``: a timeout, a closed connection, an HTTP status or a JSON-RPC error."""
     if code == REQUEST_TIMEOUT:
         record.timed_out = True
         attrs[A.CALL_TIMED_OUT] = True
@@ -107,36 +122,20 @@ def on_error(record: RequestRecord, exc: BaseException) -> None:
         if record.transport_outcome in (None, TransportOutcome.OK.value):
             pipe = record.state.network_transport == "pipe"
             record.transport_outcome = (
-                TransportOutcome.PROCESS_EXIT.value
-                if pipe
-                else TransportOutcome.CONNECTION_LOST.value
-            )
+                TransportOutcome.PROCESS_EXIT if pipe else TransportOutcome.CONNECTION_LOST
+            ).value
         record.error_type = record.transport_outcome
-    elif (
-        code is not None
-        and record.http_status is not None
-        and record.http_status >= 400
-        and not record.http_json_body
-    ):
+    elif record.http_status is not None and record.http_status >= 400 and not record.http_json_body:
         # The SDK collapsed an HTTP error status into a JSON-RPC code it made up: keep the status.
+        record.answered = True
         record.error_type = str(record.http_status)
-    elif code is not None:
+    else:
+        record.answered = True
         if record.transport_outcome is None:
             record.transport_outcome = TransportOutcome.OK.value
         if record.written is None:
             record.written = True
         record.error_type = attrs[A.RPC_RESPONSE_STATUS_CODE] = cap(str(code))
-    elif is_cancellation(exc):
-        _host_cancelled(record, attrs)
-    elif is_validation_error(exc):
-        attrs[A.PROTOCOL_RESULT_VALID] = False
-        record.error_type = record.exception_type
-    elif record.transport_outcome not in (None, TransportOutcome.OK.value):
-        record.error_type = record.transport_outcome
-    else:
-        record.error_type = record.exception_type
-    if record.recording and attrs:
-        record.span.set_attributes(attrs)
 
 
 def _host_cancelled(record: RequestRecord, attrs: dict[str, Any]) -> None:
