@@ -20,11 +20,17 @@ from otel_mcp_health import _spans, _verdicts
 from otel_mcp_health import attributes as A
 from otel_mcp_health._sessions import Incidents, Session, SessionStore, SilentCall, SilentCalls
 from otel_mcp_health.core.calls import CallResult
-from otel_mcp_health.core.catalog import classify_catalog
-from otel_mcp_health.core.contract import VERDICT_RULES
-from otel_mcp_health.core.evidence import AuthorizationEvidence, CallEvidence, SessionEvidence
+from otel_mcp_health.core.catalog import CatalogResult, classify_catalog
+from otel_mcp_health.core.contract import VERDICT_RULES, HandshakeFacts
+from otel_mcp_health.core.evidence import (
+    AuthorizationEvidence,
+    CallEvidence,
+    ProgressEvidence,
+    SessionEvidence,
+)
+from otel_mcp_health.core.progress import clocks, summarize
 from otel_mcp_health.core.retries import over_budget
-from otel_mcp_health.core.session import SessionResult, classify_session, judge_in_session
+from otel_mcp_health.core.session import classify_session, judge_in_session
 from otel_mcp_health.core.vocabulary import (
     CatalogVerdict,
     Era,
@@ -44,6 +50,8 @@ _UNKNOWN: Final = "unknown"
 #: Verdicts that open no incident: nothing failed (``unverified`` lacks a receipt, it is not an
 #: outage; ``working`` is live).
 _NO_INCIDENT: Final = frozenset({Verdict.HEALTHY, Verdict.UNVERIFIED, Verdict.WORKING})
+#: Memoized call verdicts kept at once (cleared when full).
+_MAX_MEMO: Final = 1024
 _RULES: Final = {rule.name: rule for rule in VERDICT_RULES}
 #: The contract rows whose verdict goes on a handshake span (docs/model.md#precedence).
 _HANDSHAKE_FAILED: Final = _RULES["handshake_failed"]
@@ -72,6 +80,7 @@ class Engine:
         self._lock = threading.Lock()
         #: Judge from the memoized session facts (``False``: re-derive everything per span).
         self.incremental = True
+        self._memo: dict[tuple[Any, ...], tuple[CallResult, CatalogVerdict, dict[str, Any]]] = {}
 
     def clear(self) -> None:
         """Forget every session, incident and silent call (shutdown)."""
@@ -216,84 +225,83 @@ class Engine:
         finding = _spans.tool_call_check(attrs)
         if finding is not None:
             session.add_finding(finding)
-        outcome = self._classify_call(span, attrs, session, call)
-        result = outcome.call
-        verdicts = _verdicts.call_attributes(result)
-        if outcome.catalog is not None:
-            verdicts.update(_verdicts.catalog_attributes(outcome.catalog))
-        if outcome.progress is not None and outcome.progress.count:
-            verdicts.update(_verdicts.progress_attributes(outcome.progress))
+        result, catalog_verdict, verdicts = self._classify_call(span, attrs, session, call)
         _remember_authorization(session, call, result)
         # A silent call is remembered so that its reconciliation span can re-judge it.
         if result.effect_unknown and span.context is not None:
-            silent = SilentCall(call, session.handshake, outcome.catalog_verdict)
+            silent = SilentCall(call, session.handshake, catalog_verdict)
             self._silent.remember(span.context.span_id, silent)
-        self._count_call(attrs, session, call, result)
+        receipt, method = attrs.get(A.OUTCOME_RESULT), attrs.get(A.OUTCOME_METHOD)
+        self._metrics.count_call(
+            result,
+            tool=call.tool or "",
+            receipt=receipt if isinstance(receipt, str) else "none",
+            method=str(method or "none"),
+            server=_server_labels(attrs, session),
+        )
         self._open_incident(span, attrs, session, result=result, verdicts=verdicts)
         return verdicts
 
     def _classify_call(
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session, call: CallEvidence
-    ) -> SessionResult:
+    ) -> tuple[CallResult, CatalogVerdict, dict[str, Any]]:
+        """The call's result, its session's catalog verdict and the verdict attributes."""
         now = span.end_time
         progress = _spans.progress_evidence(
             attrs, span.events, started_at=span.start_time, now=now, completed_at=now
         )
+        summary = summarize(progress)
         if self.incremental:
-            return judge_in_session(
-                call,
-                progress,
-                handshake=session.handshake_facts(),
-                catalog=session.catalog_result(now, self._max_age_s),
+            facts = session.handshake_facts()
+            catalog = session.catalog_result(now, self._max_age_s)
+            result, catalog_verdict, base = self._verdict(call, progress, facts, catalog)
+        else:  # the full derivation, kept for the differential test
+            outcome = classify_session(
+                SessionEvidence(
+                    handshake=session.handshake,
+                    catalog=session.catalog(now, self._max_age_s),
+                    call=call,
+                    progress=progress,
+                )
             )
-        return classify_session(  # the full derivation, kept for the differential test
-            SessionEvidence(
-                handshake=session.handshake,
-                catalog=session.catalog(now, self._max_age_s),
-                call=call,
-                progress=progress,
-            )
-        )
+            result, catalog_verdict = outcome.call, outcome.catalog_verdict
+            base = _base_attributes(outcome.call, outcome.catalog)
+        verdicts = dict(base)
+        if summary.count:
+            verdicts.update(_verdicts.progress_attributes(summary))
+        return result, catalog_verdict, verdicts
 
-    def _count_call(
-        self, attrs: Mapping[str, Any], session: Session, call: CallEvidence, result: CallResult
-    ) -> None:
-        tool = call.tool or ""
-        server = _server_labels(attrs, session)
-        self._metrics.calls.add(
-            1,
-            {
-                A.VERDICT: result.verdict.value,
-                A.CALL_FIRST_FAILED_LAYER: result.first_failed_layer.value,
-                A.MCP_METHOD_NAME: _TOOLS_CALL,
-                A.GEN_AI_TOOL_NAME: tool,
-                **server,
-            },
+    def _verdict(
+        self,
+        call: CallEvidence,
+        progress: ProgressEvidence,
+        facts: HandshakeFacts,
+        catalog: CatalogResult,
+    ) -> tuple[CallResult, CatalogVerdict, dict[str, Any]]:
+        """Memoized: equal call evidence and clock state under equal session facts (what the
+        contract reads of them) get the same verdict, in any session."""
+        failed = facts.failed
+        handshake = (
+            facts.compatible,
+            facts.incompatible_reason,
+            None if failed is None else (failed.first_failed, failed.reason, failed.next_action),
         )
-        receipt = attrs.get(A.OUTCOME_RESULT)
-        self._metrics.outcomes.add(
-            1,
-            {
-                A.PROTOCOL_ENVELOPE: result.envelope,
-                A.OUTCOME_RESULT: receipt if isinstance(receipt, str) else "none",
-                A.OUTCOME_METHOD: str(attrs.get(A.OUTCOME_METHOD) or "none"),
-                A.GEN_AI_TOOL_NAME: tool,
-                **server,
-            },
-        )
+        key = (call, clocks(progress).live_state, handshake, catalog)
+        hit = self._memo.get(key)
+        if hit is None:
+            outcome = judge_in_session(call, progress, handshake=facts, catalog=catalog)
+            base = _base_attributes(outcome.call, outcome.catalog)
+            if len(self._memo) >= _MAX_MEMO:
+                self._memo.clear()
+            hit = self._memo[key] = (outcome.call, outcome.catalog_verdict, base)
+        return hit
 
     def _judge_reconciliation(
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
     ) -> dict[str, Any]:
-        """Re-judge the silent call the ``mcp_health.reconcile`` span links to.
-
-        The silent call's evidence plus what reconciliation found (and the receipt, when a
-        verifier judged the destination): effect absent → ``tool_failed`` with
-        ``retry_within_budget``; effect present → the outcome decides (``healthy``,
-        ``false_success``, ``unverified``), docs/model.md#silence. Without the silent call
-        (evicted or not sampled) the span keeps its evidence only. The call is judged in the
-        session it ran in (its handshake and catalog verdict then), which may have closed since.
-        """
+        """Re-judge the silent call the ``mcp_health.reconcile`` span links to, with what
+        reconciliation found, in the session it ran in (docs/model.md#silence); without that
+        call (evicted or not sampled) the span keeps its evidence only."""
         effect = _spans.effect_evidence(attrs)
         silent = next(
             (
@@ -345,6 +353,13 @@ class Engine:
         if attempt == 1:
             labels = {A.VERDICT: verdict.value, A.CALL_FIRST_FAILED_LAYER: layer.value}
             self._metrics.incidents.add(1, {**labels, **_server_labels(attrs, session)})
+
+
+def _base_attributes(result: CallResult, catalog: CatalogResult | None) -> dict[str, Any]:
+    verdicts = _verdicts.call_attributes(result)
+    if catalog is not None:
+        verdicts.update(_verdicts.catalog_attributes(catalog))
+    return verdicts
 
 
 def _server_labels(attrs: Mapping[str, Any], session: Session) -> dict[str, Any]:

@@ -64,6 +64,7 @@ from opentelemetry.metrics import (
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.bounds import LabelBudget
+from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.vocabulary import LiveState
 from otel_mcp_health.version import __version__
 
@@ -168,6 +169,29 @@ class HealthMetrics:
             unit="{call}",
             description="In-flight tool calls by live state (working, stalled, waiting_for_user).",
         )
+
+    def count_call(
+        self,
+        result: CallResult,
+        *,
+        tool: str,
+        receipt: str,
+        method: str,
+        server: Mapping[str, Any],
+    ) -> None:
+        """One judged ``tools/call``: ``mcp_health.calls`` and ``mcp_health.outcomes``."""
+        verdict = {
+            A.VERDICT: result.verdict.value,
+            A.CALL_FIRST_FAILED_LAYER: result.first_failed_layer.value,
+            A.MCP_METHOD_NAME: "tools/call",
+        }
+        self.calls.add(1, {**verdict, A.GEN_AI_TOOL_NAME: tool, **server})
+        outcome = {
+            A.PROTOCOL_ENVELOPE: result.envelope,
+            A.OUTCOME_RESULT: receipt,
+            A.OUTCOME_METHOD: method,
+        }
+        self.outcomes.add(1, {**outcome, A.GEN_AI_TOOL_NAME: tool, **server})
 
     def _observe_in_flight(self, _options: CallbackOptions) -> Iterable[Observation]:
         counts = self._in_flight()
