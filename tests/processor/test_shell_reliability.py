@@ -20,7 +20,7 @@ import pytest
 from mcp import Client
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp_health_servers import build_server
+from mcp_health_servers import build_server, serve_http
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
@@ -172,6 +172,18 @@ async def test_host_cancel_after_the_write_is_silence(
     assert A.EFFECT_UNKNOWN not in lookup
     calls = instrumented.counts(A.METRIC_CALLS, A.VERDICT)
     assert calls == {"effect_unknown": 2, "tool_failed": 1}
+
+
+async def test_host_cancel_over_streamable_http_is_silence(instrumented: Pipeline) -> None:
+    async with serve_http(slow_server()) as base, Client(base + "/mcp") as client:
+        await client.list_tools()
+        for _ in range(2):
+            with anyio.move_on_after(0.3):
+                await client.call_tool("write_slow", {"n": 1})
+    first, retry = (attrs(s) for s in instrumented.named("tools/call write_slow"))
+    assert _silent_call(first) == ("effect_unknown", "reconcile_before_retry", True)
+    assert first[A.CALL_CANCELLED] is True
+    assert retry[A.RETRY_UNRECONCILED] is True
 
 
 async def test_host_cancel_before_the_write_is_no_call(instrumented: Pipeline) -> None:
