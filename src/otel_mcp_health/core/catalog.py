@@ -1,4 +1,4 @@
-"""Catalog convergence (SPEC §3, seed 000): does the client registry match a fresh discovery?
+"""Catalog convergence (docs/model.md#catalog): does the client registry match a fresh discovery?
 
 Three events are never collapsed: the **signal** (``notifications/tools/list_changed``), the
 **discovery** (a ``tools/list`` traversal that reaches a page without ``nextCursor``) and the
@@ -36,7 +36,7 @@ from otel_mcp_health.core.vocabulary import (
 
 _NS_PER_S = 1_000_000_000
 
-# Reason codes (EVIDENCE.md), one constant each.
+# Reason codes (docs/model.md#reason-codes), one constant each.
 NO_DISCOVERY = "no_discovery"
 NO_REFRESH_POLICY = "no_refresh_policy"
 REFRESH_OVERDUE = "refresh_overdue"
@@ -148,7 +148,7 @@ def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
 
 
 # ----------------------------------------------------------------------------------------------
-# The rules, in SPEC §3 order
+# The rules, in the order of docs/model.md#catalog
 # ----------------------------------------------------------------------------------------------
 def _no_discovery(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
     if f.latest is None:
@@ -324,7 +324,7 @@ CATALOG_RULES: tuple[Rule[CatalogFacts, CatalogVerdict], ...] = (
 
 
 def classify_catalog(evidence: CatalogEvidence) -> CatalogResult:
-    """Judge catalog convergence (SPEC §3); total and deterministic, never raises on evidence."""
+    """Judge catalog convergence; total and deterministic, never raises on evidence."""
     facts = derive_facts(evidence)
     rule, decision = first_match(CATALOG_RULES, facts)
     policy = evidence.refresh_policy

@@ -121,7 +121,7 @@ def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
     definitions gives a digest error (``tool_not_an_object``), which the processor judges
     ``unverifiable`` (docs/model.md#catalog).
     """
-    state = _session_state(target) or _session_state(getattr(target, "session", None))
+    state = _state.session_state(target)
     if state is None:
         return
     projected, error = _wire_tools(tools)
@@ -136,13 +136,6 @@ def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
     else:
         _set_digest(attrs, A.CATALOG_CLIENT_DIGEST, projected)
     telemetry.tracer.start_span(A.INSTALL_SPAN_NAME, kind=SpanKind.INTERNAL, attributes=attrs).end()
-
-
-def _session_state(candidate: Any) -> SessionState | None:
-    try:
-        return _state.SESSIONS.get(candidate)
-    except TypeError:  # unhashable (e.g. the ``mcp.Client`` dataclass): not a session
-        return None
 
 
 def _wire_tools(tools: Any) -> tuple[list[Mapping[str, Any]], str | None]:

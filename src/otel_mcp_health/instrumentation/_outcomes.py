@@ -248,7 +248,7 @@ def reconcile(
     call; when the effect is confirmed and the tool has a verifier, the verifier judges the
     destination like after a completed call (its receipt on that span). Returns: one was found.
     """
-    state = session_state(session)
+    state = _state.session_state(session)
     found = _take_unreconciled(state, tool_name, arguments) if state is not None else None
     if state is None or found is None:
         return False
@@ -297,15 +297,3 @@ def _verify_then_end(span: Span, verifier: Verifier, call: CallContext) -> None:
             span.end()
 
     _verifier_runner().submit(verifier, call, deliver)
-
-
-def session_state(target: Any) -> SessionState | None:
-    """The state of a ``ClientSession``, or of an object with a ``.session`` (``mcp.Client``)."""
-    for candidate in (target, getattr(target, "session", None)):
-        try:
-            state = _state.SESSIONS.get(candidate)
-        except TypeError:  # unhashable: not a session
-            continue
-        if state is not None:
-            return state
-    return None

@@ -142,6 +142,18 @@ DISPATCHERS: weakref.WeakKeyDictionary[Any, SessionState] = weakref.WeakKeyDicti
 SESSIONS: weakref.WeakKeyDictionary[Any, SessionState] = weakref.WeakKeyDictionary()
 
 
+def session_state(target: Any) -> SessionState | None:
+    """The state of a ``ClientSession``, or of an object with a ``.session`` (``mcp.Client``)."""
+    for candidate in (target, getattr(target, "session", None)):
+        try:
+            state = SESSIONS.get(candidate)
+        except TypeError:  # unhashable (e.g. the ``mcp.Client`` dataclass): not a session
+            continue
+        if state is not None:
+            return state
+    return None
+
+
 @dataclass(slots=True, weakref_slot=True, eq=False, kw_only=True)
 class RequestRecord:
     """Evidence about one outbound JSON-RPC request, gathered while its span is open."""
