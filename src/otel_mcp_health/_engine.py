@@ -140,7 +140,7 @@ class Engine:
             result = classify_catalog(session.catalog(now, self._max_age_s))
         labels = {
             A.CATALOG_VERDICT: result.verdict.value,
-            A.CATALOG_REASON: result.reason,
+            A.CATALOG_REASON: str(result.reason),
             A.MCP_METHOD_NAME: kind,
             **_server_labels(attrs, session),
         }
@@ -204,7 +204,7 @@ class Engine:
         verdicts: dict[str, Any] = {
             A.VERDICT: result.verdict.value,
             A.NEXT_ACTION: result.next_action.value,
-            A.REASON: result.reason,
+            A.REASON: str(result.reason),
             A.CALL_FIRST_FAILED_LAYER: result.first_failed_layer.value,
         }
         self._open_incident(span, attrs, session, result=result, verdicts=verdicts)

@@ -33,7 +33,7 @@ def catalog_attributes(result: CatalogResult) -> dict[str, Any]:
     """``mcp_health.catalog.*`` verdict attributes of a catalog judgement."""
     attrs: dict[str, Any] = {
         A.CATALOG_VERDICT: result.verdict.value,
-        A.CATALOG_REASON: result.reason,
+        A.CATALOG_REASON: str(result.reason),
         A.CATALOG_CLIENT_SOURCE: result.client_source.value,
     }
     if result.max_age_seconds is not None:
@@ -50,9 +50,9 @@ def call_attributes(result: CallResult) -> dict[str, Any]:
     attrs: dict[str, Any] = {
         A.VERDICT: result.verdict.value,
         A.NEXT_ACTION: result.next_action.value,
-        A.REASON: result.reason,
+        A.REASON: str(result.reason),
         A.CALL_FIRST_FAILED_LAYER: result.first_failed_layer.value,
-        A.CALL_REASON: result.reason,
+        A.CALL_REASON: str(result.reason),
     }
     for layer, status in result.layers.items():
         attrs[A.layer_attribute(layer.value)] = status.value

@@ -19,6 +19,7 @@ from typing import Any
 
 from otel_mcp_health.core.digest import DigestError, digest_tools
 from otel_mcp_health.core.evidence import CatalogEvidence, Discovery, JsonObject
+from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.rules import Decision, Rule, first_match
 from otel_mcp_health.core.traversal import (
     COMPLETION_UNRECORDED,
@@ -37,16 +38,16 @@ from otel_mcp_health.core.vocabulary import (
 _NS_PER_S = 1_000_000_000
 
 # Reason codes (docs/model.md#reason-codes), one constant each.
-NO_DISCOVERY = "no_discovery"
-NO_REFRESH_POLICY = "no_refresh_policy"
-REFRESH_OVERDUE = "refresh_overdue"
-CLOCK_UNOBSERVED = "clock_unobserved"
-SIGNAL_AFTER_DISCOVERY = "signal_after_discovery"
-DIGEST_MISMATCH = "digest_mismatch"
-DIGEST_UNAVAILABLE = "digest_unavailable"
-UNKNOWN_TOOL_CALLED = "unknown_tool_called"
-MISSING_REQUIRED_ARGUMENT = "missing_required_argument"
-OK = "ok"
+NO_DISCOVERY = Reason.NO_DISCOVERY
+NO_REFRESH_POLICY = Reason.NO_REFRESH_POLICY
+REFRESH_OVERDUE = Reason.REFRESH_OVERDUE
+CLOCK_UNOBSERVED = Reason.CLOCK_UNOBSERVED
+SIGNAL_AFTER_DISCOVERY = Reason.SIGNAL_AFTER_DISCOVERY
+DIGEST_MISMATCH = Reason.DIGEST_MISMATCH
+DIGEST_UNAVAILABLE = Reason.DIGEST_UNAVAILABLE
+UNKNOWN_TOOL_CALLED = Reason.UNKNOWN_TOOL_CALLED
+MISSING_REQUIRED_ARGUMENT = Reason.MISSING_REQUIRED_ARGUMENT
+OK = Reason.OK
 
 
 def chain_defect(discovery: Discovery) -> str | None:

@@ -18,14 +18,16 @@ from array import array
 from dataclasses import dataclass
 from typing import Final
 
+from otel_mcp_health.core.reasons import Reason
+
 DEFAULT_MAX_PAGES: Final = 1000
 """Pages walked per traversal (``OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_PAGES``)."""
 
-CURSOR_REMAINING: Final = "cursor_remaining"
-CURSOR_GAP: Final = "cursor_gap"
-CURSOR_LOOP: Final = "cursor_loop"
-PAGE_FAILED: Final = "page_failed"
-COMPLETION_UNRECORDED: Final = "completion_unrecorded"
+CURSOR_REMAINING: Final = Reason.CURSOR_REMAINING
+CURSOR_GAP: Final = Reason.CURSOR_GAP
+CURSOR_LOOP: Final = Reason.CURSOR_LOOP
+PAGE_FAILED: Final = Reason.PAGE_FAILED
+COMPLETION_UNRECORDED: Final = Reason.COMPLETION_UNRECORDED
 
 
 @dataclass(frozen=True, slots=True)
