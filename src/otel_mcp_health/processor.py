@@ -113,8 +113,9 @@ environment value is logged and ignored, an invalid keyword argument raises ``Va
 State is bounded: at most ``max_sessions`` sessions (LRU), each forgotten after ``session_idle_s``
 without spans or on its ``mcp_health.session.end`` span (once its last open ``tools/call`` span,
 which may wait for an outcome receipt, has ended), and each holding a fixed number of small records
-(:mod:`otel_mcp_health._sessions`). All state sits behind one lock; ``on_end`` does no I/O beyond
-what the downstream processor does.
+(:mod:`otel_mcp_health._sessions`: about 1 KiB typical, under 10 KiB at the default page cap,
+whatever the number of pages). Verdicts come from the engine (:mod:`otel_mcp_health._engine`),
+behind its lock; ``on_end`` does no I/O beyond what the downstream processor does.
 """
 
 from __future__ import annotations
