@@ -6,8 +6,10 @@ processor keeps, per session key, only what the core classifiers need to judge t
 
 * the handshake evidence of the session (the latest successful ``initialize``/``server/discover``);
 * at most two traversals: the latest one started (possibly unfinished) and the last complete one
-  (the only two :func:`otel_mcp_health.core.catalog.classify_catalog` ever looks at), each capped
-  at :data:`MAX_PAGES` pages;
+  (the only two :func:`otel_mcp_health.core.catalog.classify_catalog` ever looks at), as chain
+  facts walked page by page (:mod:`otel_mcp_health.core.traversal`): never the pages, so a
+  session's state does not grow with the number of pages (one 8-byte cursor hash per page of the
+  traversal in progress, up to the page cap);
 * the latest ``list_changed`` arrival, and the first signal not yet followed by a converged
   catalog (for the convergence-lag histogram);
 * the client digest of the latest install, the call-time contract findings since the last
@@ -29,9 +31,15 @@ thread-safe by itself: the processor holds its lock around every use.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from otel_mcp_health.core.catalog import chain_defect
+from otel_mcp_health.core.catalog import (
+    DIGEST_UNAVAILABLE,
+    CatalogResult,
+    chain_defect,
+    classify_catalog,
+)
+from otel_mcp_health.core.contract import HandshakeFacts, handshake_facts
 from otel_mcp_health.core.evidence import (
     AuthorizationEvidence,
     CallEvidence,
@@ -42,11 +50,10 @@ from otel_mcp_health.core.evidence import (
     RefreshPolicy,
     ToolCallCheck,
 )
+from otel_mcp_health.core.traversal import DEFAULT_MAX_PAGES, CursorChain
 from otel_mcp_health.core.vocabulary import CatalogVerdict
 
-#: Pages kept per traversal. A longer traversal keeps its first pages and is judged ``incomplete``
-#: (the last kept page still has a ``nextCursor``), which is never green.
-MAX_PAGES = 1024
+_NS_PER_S = 1_000_000_000
 #: Call-time contract findings kept per session (the first of each kind decides the verdict).
 MAX_FINDINGS = 8
 #: Silent calls (``effect_unknown``) kept by the processor, awaiting their reconciliation span.
@@ -57,20 +64,20 @@ MAX_INCIDENTS = 4096
 
 @dataclass(slots=True, eq=False)
 class Traversal:
-    """A ``tools/list`` traversal assembled from application page spans."""
+    """A ``tools/list`` traversal walked page by page: its chain facts, never its pages."""
 
     started_at: int | None
-    pages: list[Page] = field(default_factory=list)
+    chain: CursorChain
     completed_at: int | None = None
     digest: str | None = None
     digest_error: str | None = None
 
     def discovery(self) -> Discovery:
-        """The traversal as a core :class:`Discovery`."""
+        """The traversal as a core :class:`Discovery` (its chain already walked)."""
         return Discovery(
             started_at=self.started_at,
             completed_at=self.completed_at,
-            pages=tuple(self.pages),
+            chain=self.chain.summary(),
             digest=self.digest,
             digest_error=self.digest_error,
         )
@@ -82,6 +89,7 @@ class Session:
 
     key: str
     last_seen: int
+    max_pages: int = DEFAULT_MAX_PAGES
     server: str | None = None
     handshake: HandshakeEvidence | None = None
     latest: Traversal | None = None
@@ -89,10 +97,16 @@ class Session:
     last_signal: int | None = None
     pending_signal: int | None = None
     client_digest: str | None = None
+    client_digest_error: str | None = None
     findings: tuple[ToolCallCheck, ...] = ()
     auth_failure: AuthorizationEvidence | None = None
     #: The session's end span arrived; released when its last open call span ends.
     closing: bool = False
+    #: Bumped whenever evidence the catalog verdict reads changes (pages, signals, installs,
+    #: findings): the memoized facts below are valid for one version (docs/model.md#catalog).
+    version: int = 0
+    _catalog_memo: tuple[int, HandshakeEvidence | None, int, CatalogResult] | None = None
+    _facts_memo: tuple[HandshakeEvidence | None, HandshakeFacts] | None = None
 
     # -- catalog -------------------------------------------------------------------------------
     def add_page(
@@ -111,10 +125,10 @@ class Session:
         """
         traversal = self.latest
         if first or traversal is None:
-            traversal = Traversal(started_at=started_at)
+            traversal = Traversal(started_at=started_at, chain=CursorChain(self.max_pages))
             self.latest = traversal
-        if len(traversal.pages) < MAX_PAGES:
-            traversal.pages.append(page)
+        traversal.chain.add(page.cursor, page.next_cursor, failed=page.failed)
+        self.version += 1
         final = page.failed or page.next_cursor is None
         if page.next_cursor is None and not page.failed:
             traversal.completed_at = ended_at
@@ -126,33 +140,81 @@ class Session:
                 self.findings = ()  # earlier findings were checked against an older catalog
         return final
 
+    def set_install(self, digest: object, error: object) -> None:
+        """An install was reported: its digest, or why it has none (never compared then)."""
+        if isinstance(digest, str):
+            self.client_digest, self.client_digest_error = digest, None
+        else:
+            self.client_digest = None
+            self.client_digest_error = error if isinstance(error, str) else DIGEST_UNAVAILABLE
+        self.version += 1
+
     def add_signal(self, at: int) -> None:
         """A ``notifications/tools/list_changed`` arrived at ``at``."""
         self.last_signal = at if self.last_signal is None else max(self.last_signal, at)
         if self.pending_signal is None:
             self.pending_signal = at
+        self.version += 1
 
     def add_finding(self, finding: ToolCallCheck) -> None:
         """Keep a call-time contract finding (bounded)."""
         if len(self.findings) < MAX_FINDINGS:
             self.findings = (*self.findings, finding)
+            self.version += 1
+
+    def handshake_facts(self) -> HandshakeFacts:
+        """What the contract needs from the handshake, derived once per handshake."""
+        memo = self._facts_memo
+        if memo is None or memo[0] is not self.handshake:
+            memo = (self.handshake, handshake_facts(self.handshake, uses_tools=True))
+            self._facts_memo = memo
+        return memo[1]
+
+    def catalog_result(self, now: int | None, max_age_s: float) -> CatalogResult:
+        """The catalog verdict at ``now``, derived once per version of its evidence (and, for a
+        server that cannot signal changes, once per side of the refresh deadline)."""
+        freshness = self._freshness(now, max_age_s)
+        memo = self._catalog_memo
+        if (
+            memo is not None
+            and memo[0] == self.version
+            and memo[1] is self.handshake
+            and memo[2] == freshness
+        ):
+            return memo[3]
+        result = classify_catalog(self.catalog(now, max_age_s))
+        self._catalog_memo = (self.version, self.handshake, freshness, result)
+        return result
+
+    def _freshness(self, now: int | None, max_age_s: float) -> int:
+        """The only way ``now`` enters the catalog rules: the bounded refresh policy."""
+        if self._list_changed() is True:
+            return 0
+        completed = self.latest.completed_at if self.latest is not None else None
+        if now is None or completed is None:
+            return 1
+        return 3 if now - completed > max_age_s * _NS_PER_S else 2
+
+    def _list_changed(self) -> bool | None:
+        capabilities = self.handshake.capabilities if self.handshake is not None else None
+        tools = capabilities.get("tools") if capabilities is not None else None
+        return tools.get("listChanged") is True if isinstance(tools, dict) else None
 
     def catalog(self, now: int | None, max_age_s: float) -> CatalogEvidence:
-        """The session's catalog evidence at ``now`` (SPEC §3, EVIDENCE.md ``catalog``)."""
+        """The session's catalog evidence at ``now`` (docs/model.md#catalog,
+        docs/evidence-format.md ``catalog``)."""
         discoveries: tuple[Discovery, ...] = () if self.complete is None else (self.complete,)
         latest = self.latest.discovery() if self.latest is not None else None
         if latest is not None and latest != self.complete:
             discoveries = (*discoveries, latest)
-        capabilities = self.handshake.capabilities if self.handshake is not None else None
-        tools = capabilities.get("tools") if capabilities is not None else None
-        list_changed = tools.get("listChanged") is True if isinstance(tools, dict) else None
         return CatalogEvidence(
-            list_changed=list_changed,
+            list_changed=self._list_changed(),
             refresh_policy=RefreshPolicy(max_age_seconds=max_age_s),
             now=now,
             notifications=(self.last_signal,) if self.last_signal is not None else (),
             discoveries=discoveries,
             client_digest=self.client_digest,
+            client_digest_error=self.client_digest_error,
             tool_calls=self.findings,
         )
 
@@ -160,10 +222,13 @@ class Session:
 class SessionStore:
     """Sessions by key: LRU-bounded, idle-expiring, released on session end."""
 
-    def __init__(self, *, max_sessions: int, idle_ns: int) -> None:
+    def __init__(
+        self, *, max_sessions: int, idle_ns: int, max_pages: int = DEFAULT_MAX_PAGES
+    ) -> None:
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._max = max_sessions
         self._idle_ns = idle_ns
+        self._max_pages = max_pages
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -176,7 +241,7 @@ class SessionStore:
             session.last_seen = max(session.last_seen, now)
             return session
         self._expire(now)
-        session = Session(key=key, last_seen=now)
+        session = Session(key=key, last_seen=now, max_pages=self._max_pages)
         self._sessions[key] = session
         while len(self._sessions) > self._max:
             self._sessions.popitem(last=False)
@@ -231,7 +296,8 @@ class SilentCalls:
 
 
 class Incidents:
-    """Open incident keys (SPEC §6), bounded LRU, cleared per server on a healthy call."""
+    """Open incident keys (docs/model.md#incidents), bounded LRU, cleared per server on a healthy
+    call."""
 
     def __init__(self, capacity: int = MAX_INCIDENTS) -> None:
         self._open: OrderedDict[str, tuple[str, int]] = OrderedDict()

@@ -9,8 +9,8 @@ Values are small enums (see :mod:`otel_mcp_health.core.vocabulary`) or codes, ne
 every attribute is safe as a metric label. The dashboards, alert rules and collector config are
 tested against this module: renaming a constant here fails CI until they follow.
 
-Privacy (SPEC §2): no name here carries tool arguments, results, prompts, tokens, headers, raw
-cursors or server error messages. Cursors are recorded as keyed hashes only.
+Privacy (docs/model.md#privacy): no name here carries tool arguments, results, prompts, tokens,
+headers, raw cursors or server error messages. Cursors are recorded as keyed hashes only.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ METRIC_MCP_CLIENT_SESSION_DURATION: Final = "mcp.client.session.duration"
 DURATION_BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 
 # --------------------------------------------------------------------------------------------
-# Evidence recorded by the instrumentation (SPEC §2)
+# Evidence recorded by the instrumentation (docs/model.md#privacy)
 # --------------------------------------------------------------------------------------------
 #: Process-local random key shared by every span of one client session (never the server's id).
 SESSION_KEY: Final = "mcp_health.session.key"
@@ -97,19 +97,24 @@ AUTH_ERROR: Final = "mcp_health.auth.error"
 AUTH_REQUIRED_SCOPES: Final = "mcp_health.auth.required_scopes"
 PROTOCOL_RESULT_VALID: Final = "mcp_health.protocol.result_valid"
 #: Metric label of ``mcp_health.outcomes``: a JSON-RPC result envelope arrived (``isError`` or
-#: not), i.e. the call counts towards protocol-level success (seed 003).
+#: not), i.e. the call counts towards protocol-level success (docs/model.md#layers).
 PROTOCOL_ENVELOPE: Final = "mcp_health.protocol.envelope"
 CALL_IS_ERROR: Final = "mcp_health.call.is_error"
 CALL_TIMED_OUT: Final = "mcp_health.call.timed_out"
+#: The host cancelled the request (``asyncio.wait_for``, an anyio cancel scope). After a possible
+#: write this is silence, recorded with ``mcp_health.call.timed_out`` (the host's deadline passed);
+#: before the write it is no call (``mcp_health.transport.request_written = false``, no verdict).
+CALL_CANCELLED: Final = "mcp_health.call.cancelled"
 CALL_OUTPUT_SCHEMA_VALID: Final = "mcp_health.call.output_schema_valid"
 CALL_DEADLINE_S: Final = "mcp_health.call.deadline_s"
 CALL_IDLE_WINDOW_S: Final = "mcp_health.call.idle_window_s"
 TOOL_READ_ONLY: Final = "mcp_health.tool.read_only"
 #: ``True`` on an open ``tools/call`` span while the call waits on a person (elicitation,
 #: input-required rounds, an authorization flow); the in-flight gauge reports ``waiting_for_user``
-#: instead of judging the two clocks (seed 003: waiting is not stuck). Cleared (``False``) after.
+#: instead of judging the two clocks (docs/model.md#layers: waiting is not stuck). Cleared
+#: (``False``) after.
 CALL_WAITING_FOR_USER: Final = "mcp_health.call.waiting_for_user"
-#: Call-time contract check (SPEC §3 rule 5): ``ok``, ``unknown_tool``,
+#: Call-time contract check (docs/model.md#catalog): ``ok``, ``unknown_tool``,
 #: ``missing_required_argument`` (names only, never values).
 CALL_CONTRACT: Final = "mcp_health.call.contract"
 CALL_MISSING_ARGUMENTS: Final = "mcp_health.call.missing_arguments"
@@ -137,7 +142,8 @@ OUTCOME_CONFIDENCE: Final = "mcp_health.outcome.confidence"
 OUTCOME_DURATION_S: Final = "mcp_health.outcome.duration_s"
 #: Short code of a failed or inconclusive receipt (``file_absent``, ``verifier_timeout``...).
 OUTCOME_REASON: Final = "mcp_health.outcome.reason"
-# Reconciliation after silence (SPEC §5 rule 4): was the side effect committed at the destination?
+# Reconciliation after silence (docs/model.md#silence): was the side effect committed at the
+# destination?
 #: ``True`` = committed, ``False`` = confirmed absent; on a ``tools/call`` span of the same tool.
 EFFECT_OBSERVED: Final = "mcp_health.effect.observed"
 #: ``destination_query`` or ``idempotency_key``.
@@ -151,7 +157,7 @@ RECONCILE_SPAN_NAME: Final = "mcp_health.reconcile"
 SESSION_END_SPAN_NAME: Final = "mcp_health.session.end"
 
 # --------------------------------------------------------------------------------------------
-# Verdicts derived by the span processor (SPEC §3–§6)
+# Verdicts derived by the span processor (docs/model.md)
 # --------------------------------------------------------------------------------------------
 CATALOG_VERDICT: Final = "mcp_health.catalog.verdict"
 CATALOG_REASON: Final = "mcp_health.catalog.reason"
@@ -167,7 +173,8 @@ EFFECT_UNKNOWN: Final = "mcp_health.effect.unknown"
 INCIDENT_KEY: Final = "mcp_health.incident.key"
 #: How many failures this incident has seen so far, this one included (1 = it just opened).
 INCIDENT_ATTEMPT: Final = "mcp_health.incident.attempt"
-#: The attempt is beyond the failed layer's retry budget (SPEC §6; ``core/retries.py``).
+#: The attempt is beyond the failed layer's retry budget (docs/model.md#incidents;
+#: ``core/retries.py``).
 RETRY_OVER_BUDGET: Final = "mcp_health.retry.over_budget"
 RETRY_UNRECONCILED: Final = "mcp_health.retry.unreconciled"
 LIVE_STATE: Final = "mcp_health.live_state"

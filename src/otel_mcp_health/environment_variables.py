@@ -15,10 +15,10 @@ OTEL_INSTRUMENTATION_MCP_HEALTH_IDLE_WINDOW_S: Final = (
 """
 .. envvar:: OTEL_INSTRUMENTATION_MCP_HEALTH_IDLE_WINDOW_S
 
-Idle window of a ``tools/call``, in seconds (SPEC §5, the clock that valid progress resets). It is
-recorded on every ``tools/call`` span as ``mcp_health.call.idle_window_s`` so the span processor
-judges each call against the window that was configured when it ran. Default: ``30``. A value that
-is not a positive number is ignored (the default applies).
+Idle window of a ``tools/call``, in seconds (docs/model.md#verdicts, the clock that valid progress
+resets). It is recorded on every ``tools/call`` span as ``mcp_health.call.idle_window_s`` so the
+span processor judges each call against the window that was configured when it ran. Default:
+``30``. A value that is not a positive number is ignored (the default applies).
 """
 
 OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_DIGEST: Final = (
@@ -36,6 +36,17 @@ catalog verdict becomes ``unverifiable`` (``digest_unavailable``) and every call
 
 DEFAULT_IDLE_WINDOW_S: Final = 30.0
 """Default of :envvar:`OTEL_INSTRUMENTATION_MCP_HEALTH_IDLE_WINDOW_S`."""
+
+OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_PAGES: Final = "OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_PAGES"
+"""
+.. envvar:: OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_PAGES
+
+Most pages of one ``tools/list`` traversal that are walked (the instrumentation and the processor
+read the same value; the processor also takes ``max_pages=``). Default: ``1000``. Consequence: a
+catalog served in more pages is judged ``incomplete`` (``cursor_remaining``), never green. State
+per session holds one 8-byte cursor hash per page of the traversal in progress, so the cap bounds
+it (8 KiB at the default); completed traversals keep no per-page state (docs/configuration.md).
+"""
 
 # ==============================================================================================
 # Span processor (McpHealthSpanProcessor, McpHealthConfigurator). Append-only section owned by
@@ -81,8 +92,8 @@ OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_MAX_AGE_S: Final = (
 .. envvar:: OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_MAX_AGE_S
 
 Maximum age, in seconds, of the last complete ``tools/list`` traversal for a server that does not
-advertise ``tools.listChanged`` (SPEC §3 rule 3, the bounded refresh policy). Default: ``300``.
-Recorded on every judged span as ``mcp_health.catalog.max_age_s``.
+advertise ``tools.listChanged`` (docs/model.md#catalog, the bounded refresh policy). Default:
+``300``. Recorded on every judged span as ``mcp_health.catalog.max_age_s``.
 """
 
 OTEL_INSTRUMENTATION_MCP_HEALTH_SUPPORTED_VERSIONS: Final = (
@@ -91,8 +102,8 @@ OTEL_INSTRUMENTATION_MCP_HEALTH_SUPPORTED_VERSIONS: Final = (
 """
 .. envvar:: OTEL_INSTRUMENTATION_MCP_HEALTH_SUPPORTED_VERSIONS
 
-Comma-separated MCP protocol versions the client run supports (SPEC §5 rule 2). A session that
-negotiated another version is ``incompatible_session``. Default: the published versions
+Comma-separated MCP protocol versions the client run supports (docs/model.md#verdicts). A session
+that negotiated another version is ``incompatible_session``. Default: the published versions
 ``2024-11-05,2025-03-26,2025-06-18,2025-11-25,2026-07-28``.
 """
 

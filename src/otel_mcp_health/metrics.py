@@ -28,7 +28,7 @@ instrument                                 kind / unit     labels
                                                            ``gen_ai.tool.name``, server
 ``mcp_health.incidents``                   counter         ``mcp_health.verdict``,
                                            ``{incident}``  ``mcp_health.call.first_failed_layer``,
-                                                           server: incidents *opened* (SPEC §6)
+                                                           server: incidents *opened*
 =========================================  ==============  =======================================
 
 Seed 003's two rates, live: protocol-level success =
@@ -37,7 +37,10 @@ Seed 003's two rates, live: protocol-level success =
 not counted again (its call was counted when it went silent).
 
 "server" is ``server.address`` (+ ``server.port``) for a network server and
-``mcp_health.server.name`` (the name it announced at the handshake) otherwise.
+``mcp_health.server.name`` (the name it announced at the handshake) otherwise. Tool names and
+server labels are server-chosen, so each is capped to 128 characters (prefix + digest) and takes
+at most 1,000 distinct values per metric; later values fold into ``_overflow``
+(:mod:`otel_mcp_health.core.bounds`).
 
 The semconv histograms ``mcp.client.operation.duration`` and ``mcp.client.session.duration`` are
 recorded by the instrumentation, which sees every request (sampled or not); the processor never
@@ -46,21 +49,85 @@ records them, so nothing is counted twice.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from opentelemetry.metrics import (
     CallbackOptions,
+    Histogram,
+    Meter,
     MeterProvider,
     Observation,
     get_meter,
 )
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health.core.bounds import LabelBudget
+from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.vocabulary import LiveState
 from otel_mcp_health.version import __version__
 
 #: Returns the number of in-flight ``tools/call`` spans per live state.
 InFlightCounts = Callable[[], Mapping[LiveState, int]]
+
+
+#: Labels whose values a server or the network chooses: capped, bounded in distinct values.
+OPEN_LABELS = (A.GEN_AI_TOOL_NAME, A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME)
+
+
+class _LocalCounter:
+    """A monotonic counter summed here and reported through an observable counter.
+
+    ``Counter.add`` of the SDK costs several microseconds per call; a dictionary increment costs a
+    fraction of one. The exported values are the same cumulative sums (delta temporality is
+    derived by the SDK). Open labels are bounded (docs/attributes.md#bounds).
+    """
+
+    __slots__ = ("_budget", "_counts", "_lock")
+
+    def __init__(self, meter: Meter, name: str, *, unit: str, description: str) -> None:
+        self._budget = LabelBudget(OPEN_LABELS)
+        #: label set -> [labels as first seen (their order is kept), running sum]
+        self._counts: dict[frozenset[tuple[str, Any]], list[Any]] = {}
+        self._lock = threading.Lock()
+        meter.create_observable_counter(
+            name, callbacks=[self._observe], unit=unit, description=description
+        )
+
+    def add(self, amount: int, labels: Mapping[str, Any]) -> None:
+        """Count ``amount`` under ``labels``."""
+        bounded = self._budget.apply(labels)
+        key = frozenset(bounded.items())
+        with self._lock:
+            entry = self._counts.get(key)
+            if entry is None:
+                self._counts[key] = [bounded, amount]
+            else:
+                entry[1] += amount
+
+    def _observe(self, _options: CallbackOptions) -> Iterable[Observation]:
+        with self._lock:
+            counts = [(labels, value) for labels, value in self._counts.values()]
+        return [Observation(value, labels) for labels, value in counts]
+
+
+class _BoundedHistogram:
+    """A histogram whose open labels are bounded (docs/attributes.md#bounds)."""
+
+    __slots__ = ("_budget", "_histogram")
+
+    def __init__(self, histogram: Histogram) -> None:
+        self._histogram = histogram
+        self._budget = LabelBudget(OPEN_LABELS)
+
+    def record(self, value: float, labels: Mapping[str, Any]) -> None:
+        """``Histogram.record`` with bounded labels."""
+        self._histogram.record(value, self._budget.apply(labels))
+
+
+_CALLS_DESCRIPTION = "Tool calls by session-contract verdict and first failed layer."
+_CATALOG_DESCRIPTION = "Catalog convergence verdicts on tools/list, list_changed and install spans."
 
 
 class HealthMetrics:
@@ -69,30 +136,29 @@ class HealthMetrics:
     def __init__(self, meter_provider: MeterProvider | None, in_flight: InFlightCounts) -> None:
         meter = get_meter(__name__, __version__, meter_provider)
         self._in_flight = in_flight
-        self.calls = meter.create_counter(
-            A.METRIC_CALLS,
-            unit="{call}",
-            description="Tool calls by session-contract verdict and first failed layer.",
+        self.calls = _LocalCounter(
+            meter, A.METRIC_CALLS, unit="{call}", description=_CALLS_DESCRIPTION
         )
-        self.catalog_verdicts = meter.create_counter(
-            A.METRIC_CATALOG_VERDICTS,
-            unit="{verdict}",
-            description="Catalog convergence verdicts on tools/list, list_changed and install "
-            "spans.",
+        self.catalog_verdicts = _LocalCounter(
+            meter, A.METRIC_CATALOG_VERDICTS, unit="{verdict}", description=_CATALOG_DESCRIPTION
         )
-        self.convergence_lag = meter.create_histogram(
-            A.METRIC_CONVERGENCE_LAG,
-            unit="s",
-            description="Time from a tools/list_changed signal to the next converged catalog.",
-            explicit_bucket_boundaries_advisory=[float(b) for b in A.DURATION_BUCKETS],
+        self.convergence_lag = _BoundedHistogram(
+            meter.create_histogram(
+                A.METRIC_CONVERGENCE_LAG,
+                unit="s",
+                description="Time from a tools/list_changed signal to the next converged catalog.",
+                explicit_bucket_boundaries_advisory=[float(b) for b in A.DURATION_BUCKETS],
+            )
         )
-        self.outcomes = meter.create_counter(
+        self.outcomes = _LocalCounter(
+            meter,
             A.METRIC_OUTCOMES,
             unit="{call}",
-            description="Tool calls by outcome receipt and by whether a result envelope arrived: "
-            "protocol-level success against verified outcomes.",
+            description="Tool calls by outcome receipt and by whether a result envelope "
+            "arrived: protocol-level success against verified outcomes.",
         )
-        self.incidents = meter.create_counter(
+        self.incidents = _LocalCounter(
+            meter,
             A.METRIC_INCIDENTS,
             unit="{incident}",
             description="Incidents opened (one per service, server, failed layer and reason).",
@@ -103,6 +169,29 @@ class HealthMetrics:
             unit="{call}",
             description="In-flight tool calls by live state (working, stalled, waiting_for_user).",
         )
+
+    def count_call(
+        self,
+        result: CallResult,
+        *,
+        tool: str,
+        receipt: str,
+        method: str,
+        server: Mapping[str, Any],
+    ) -> None:
+        """One judged ``tools/call``: ``mcp_health.calls`` and ``mcp_health.outcomes``."""
+        verdict = {
+            A.VERDICT: result.verdict.value,
+            A.CALL_FIRST_FAILED_LAYER: result.first_failed_layer.value,
+            A.MCP_METHOD_NAME: "tools/call",
+        }
+        self.calls.add(1, {**verdict, A.GEN_AI_TOOL_NAME: tool, **server})
+        outcome = {
+            A.PROTOCOL_ENVELOPE: result.envelope,
+            A.OUTCOME_RESULT: receipt,
+            A.OUTCOME_METHOD: method,
+        }
+        self.outcomes.add(1, {**outcome, A.GEN_AI_TOOL_NAME: tool, **server})
 
     def _observe_in_flight(self, _options: CallbackOptions) -> Iterable[Observation]:
         counts = self._in_flight()

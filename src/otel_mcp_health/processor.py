@@ -2,7 +2,7 @@
 
 The instrumentation (:class:`otel_mcp_health.instrumentation.McpHealthInstrumentor`) records
 small, safe *evidence* on the MCP client spans while they are open. This processor turns that
-evidence into *verdicts* (SPEC §3 to §6) with the same pure classifiers that
+evidence into *verdicts* (docs/model.md) with the same pure classifiers that
 ``otel-mcp-health classify`` runs on evidence files, and hands the exporter a copy of each MCP span
 with the verdict attributes added.
 
@@ -35,7 +35,7 @@ What it adds
 ============
 
 On every ``tools/call`` span: ``mcp_health.verdict`` and ``mcp_health.next_action`` (the session
-contract, SPEC §5), ``mcp_health.reason``, ``mcp_health.call.first_failed_layer``,
+contract, docs/model.md#verdicts), ``mcp_health.reason``, ``mcp_health.call.first_failed_layer``,
 ``mcp_health.call.reason``, one ``mcp_health.layer.<layer>`` per layer, the catalog verdict
 (``mcp_health.catalog.verdict``/``reason``/``digest``/``client_digest``/``client_source``/
 ``max_age_s``), ``mcp_health.effect.unknown`` when a possible side effect is unreconciled,
@@ -47,7 +47,7 @@ a side-effecting call after ``effect_unknown`` without reconciliation) is record
 instrumentation, which correlates arguments in memory, and is forwarded as is.
 
 On an ``mcp_health.reconcile`` span (what a destination query or idempotency-key lookup found,
-linked to the silent call): the silent call judged again with that evidence (SPEC §5 rule 4),
+linked to the silent call): the silent call judged again with that evidence (docs/model.md#silence),
 e.g. ``tool_failed`` / ``retry_within_budget`` when the effect is confirmed absent.
 
 On the page that ends a ``tools/list`` traversal (or fails it), on ``list_changed`` spans and on
@@ -63,7 +63,7 @@ fails on a span, the original span is forwarded unchanged and the error is logge
 the host never sees an exception from it.
 
 Privacy: in the copy, a status description becomes the span's sanitized ``error.type``, and
-exception events keep only ``exception.type``, whatever wrote them (SPEC §2).
+exception events keep only ``exception.type``, whatever wrote them (docs/model.md#privacy).
 
 Sampling: verdicts are computed from the spans the processor sees
 ===================================================================
@@ -106,123 +106,43 @@ environment value is logged and ignored, an invalid keyword argument raises ``Va
 * ``catalog_max_age_s`` / ``OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_MAX_AGE_S`` (default 300, the
   bounded refresh policy for servers that do not advertise ``tools.listChanged``);
 * ``supported_versions`` / ``OTEL_INSTRUMENTATION_MCP_HEALTH_SUPPORTED_VERSIONS`` (default: the
-  published MCP versions of SPEC §5).
+  published MCP versions, docs/configuration.md);
+* ``max_pages`` / ``OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_PAGES`` (default 1000): pages walked per
+  ``tools/list`` traversal; a longer catalog is ``incomplete`` (``cursor_remaining``).
 
 State is bounded: at most ``max_sessions`` sessions (LRU), each forgotten after ``session_idle_s``
 without spans or on its ``mcp_health.session.end`` span (once its last open ``tools/call`` span,
 which may wait for an outcome receipt, has ended), and each holding a fixed number of small records
-(:mod:`otel_mcp_health._sessions`). All state sits behind one lock; ``on_end`` does no I/O beyond
-what the downstream processor does.
+(:mod:`otel_mcp_health._sessions`: about 1 KiB typical, under 10 KiB at the default page cap,
+whatever the number of pages). Verdicts come from the engine (:mod:`otel_mcp_health._engine`),
+behind its lock; ``on_end`` does no I/O beyond what the downstream processor does.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
 
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from otel_mcp_health import _spans
+from otel_mcp_health import _options, _spans, _verdicts
 from otel_mcp_health import attributes as A
-from otel_mcp_health import environment_variables as env
-from otel_mcp_health._sessions import Incidents, Session, SessionStore, SilentCall, SilentCalls
-from otel_mcp_health.core.calls import CallResult
-from otel_mcp_health.core.catalog import classify_catalog
-from otel_mcp_health.core.evidence import AuthorizationEvidence, SessionEvidence
+from otel_mcp_health._engine import Engine
+from otel_mcp_health._sessions import SessionStore
 from otel_mcp_health.core.progress import clocks
-from otel_mcp_health.core.retries import over_budget
-from otel_mcp_health.core.session import classify_session
-from otel_mcp_health.core.vocabulary import (
-    DEFAULT_MAX_AGE_SECONDS,
-    DEFAULT_SUPPORTED_VERSIONS,
-    CatalogVerdict,
-    Era,
-    FirstFailedLayer,
-    Layer,
-    LayerStatus,
-    LiveState,
-    Verdict,
-)
+from otel_mcp_health.core.vocabulary import LiveState
 from otel_mcp_health.metrics import HealthMetrics
 
 _logger = logging.getLogger(__name__)
-_T = TypeVar("_T")
 _NS_PER_S = 1_000_000_000
 _TOOLS_CALL = "tools/call"
-_TOOLS_LIST = "tools/list"
-_HANDSHAKES = frozenset(era.value for era in Era)
-_SERVICE_NAME = "service.name"
-_UNKNOWN = "unknown"
-#: Verdicts that open no incident: nothing failed (``unverified`` lacks a receipt, it is not an
-#: outage; ``working`` is live).
-_NO_INCIDENT = frozenset({Verdict.HEALTHY, Verdict.UNVERIFIED, Verdict.WORKING})
-#: The handshake rules whose verdict goes on the handshake span (SPEC §5).
-_HANDSHAKE_RULES = frozenset({"handshake_failed", "incompatible_session"})
 #: Live ``tools/call`` spans tracked for the in-flight gauge.
 _MAX_LIVE = 10_000
-
-
-# ----------------------------------------------------------------------------------------------
-# Options: keyword argument, then environment variable, then default
-# ----------------------------------------------------------------------------------------------
-def _from_env(name: str, parse: Callable[[str], _T], default: _T) -> _T:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        return parse(raw)
-    except ValueError:
-        _logger.warning("Ignoring invalid value of %s; using the default %r", name, default)
-        return default
-
-
-def _positive(raw: str) -> float:
-    value = float(raw)
-    if not value > 0:
-        msg = "not a positive number"
-        raise ValueError(msg)
-    return value
-
-
-def _positive_int(raw: str) -> int:
-    value = int(raw)
-    if value <= 0:
-        msg = "not a positive integer"
-        raise ValueError(msg)
-    return value
-
-
-def _flag(raw: str) -> bool:
-    lowered = raw.lower()
-    if lowered in ("true", "1", "yes", "on"):
-        return True
-    if lowered in ("false", "0", "no", "off"):
-        return False
-    msg = "not a boolean"
-    raise ValueError(msg)
-
-
-def _versions(raw: str) -> tuple[str, ...]:
-    versions = tuple(v.strip() for v in raw.split(",") if v.strip())
-    if not versions:
-        msg = "no version"
-        raise ValueError(msg)
-    return versions
-
-
-def _validated(name: str, value: float) -> float:
-    if not value > 0:
-        msg = f"{name} must be a positive number, got {value!r}"
-        raise ValueError(msg)
-    return value
 
 
 class McpHealthSpanProcessor(SpanProcessor):
@@ -236,6 +156,7 @@ class McpHealthSpanProcessor(SpanProcessor):
     :param session_idle_s: a session with no span for this long is forgotten.
     :param catalog_max_age_s: bounded refresh policy for servers without ``tools.listChanged``.
     :param supported_versions: MCP protocol versions the client run supports.
+    :param max_pages: pages walked per ``tools/list`` traversal (longer ones are ``incomplete``).
     """
 
     def __init__(
@@ -248,65 +169,41 @@ class McpHealthSpanProcessor(SpanProcessor):
         session_idle_s: float | None = None,
         catalog_max_age_s: float | None = None,
         supported_versions: Sequence[str] | None = None,
+        max_pages: int | None = None,
     ) -> None:
         self._downstream: tuple[SpanProcessor, ...] = (
             (downstream,) if isinstance(downstream, SpanProcessor) else tuple(downstream)
         )
-        self._enabled = (
-            enabled
-            if enabled is not None
-            else _from_env(env.OTEL_INSTRUMENTATION_MCP_HEALTH_PROCESSOR_ENABLED, _flag, True)
+        options = _options.processor_options(
+            enabled=enabled,
+            max_sessions=max_sessions,
+            session_idle_s=session_idle_s,
+            catalog_max_age_s=catalog_max_age_s,
+            supported_versions=supported_versions,
+            max_pages=max_pages,
         )
-        sessions = (
-            max_sessions
-            if max_sessions is not None
-            else _from_env(
-                env.OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_SESSIONS,
-                _positive_int,
-                env.DEFAULT_MAX_SESSIONS,
-            )
-        )
-        if sessions <= 0:
-            msg = f"max_sessions must be a positive integer, got {sessions!r}"
-            raise ValueError(msg)
-        idle_s = _validated(
-            "session_idle_s",
-            session_idle_s
-            if session_idle_s is not None
-            else _from_env(
-                env.OTEL_INSTRUMENTATION_MCP_HEALTH_SESSION_IDLE_S,
-                _positive,
-                env.DEFAULT_SESSION_IDLE_S,
-            ),
-        )
-        self._max_age_s = _validated(
-            "catalog_max_age_s",
-            catalog_max_age_s
-            if catalog_max_age_s is not None
-            else _from_env(
-                env.OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_MAX_AGE_S,
-                _positive,
-                DEFAULT_MAX_AGE_SECONDS,
-            ),
-        )
-        self._supported: tuple[str, ...] = (
-            tuple(supported_versions)
-            if supported_versions is not None
-            else _from_env(
-                env.OTEL_INSTRUMENTATION_MCP_HEALTH_SUPPORTED_VERSIONS,
-                _versions,
-                DEFAULT_SUPPORTED_VERSIONS,
-            )
-        )
-        self._lock = threading.Lock()
-        self._sessions = SessionStore(max_sessions=sessions, idle_ns=int(idle_s * _NS_PER_S))
-        self._incidents = Incidents()
-        self._silent = SilentCalls()
+        self._enabled = options.enabled
         self._live_lock = threading.Lock()
         #: Open ``tools/call`` spans by span id, with their session key.
         self._live: dict[int, tuple[Span, str]] = {}
         self._shutdown = False
-        self._metrics = HealthMetrics(meter_provider, self._in_flight_counts)
+        self._engine = Engine(
+            metrics=HealthMetrics(meter_provider, self._in_flight_counts),
+            store=SessionStore(
+                max_sessions=options.max_sessions,
+                idle_ns=int(options.session_idle_s * _NS_PER_S),
+                max_pages=options.max_pages,
+            ),
+            max_age_s=options.catalog_max_age_s,
+            supported_versions=options.supported_versions,
+            has_live_calls=self._has_live_calls,
+        )
+
+    @property
+    def _sessions(self) -> SessionStore:
+        """The per-session state (tests look at its size)."""
+        store: SessionStore = self._engine.sessions
+        return store
 
     def add_downstream(self, processor: SpanProcessor) -> None:
         """Own one more exporting processor (the tuple is replaced, never mutated in place)."""
@@ -349,10 +246,7 @@ class McpHealthSpanProcessor(SpanProcessor):
         self._enabled = False
         for processor in self._downstream:
             processor.shutdown()
-        with self._lock:
-            self._sessions.clear()
-            self._incidents.clear()
-            self._silent.clear()
+        self._engine.clear()
         with self._live_lock:
             self._live.clear()
 
@@ -412,263 +306,14 @@ class McpHealthSpanProcessor(SpanProcessor):
         key = _spans.session_key(attrs)
         if key is None:
             return span
-        now = span.end_time
-        verdicts: dict[str, Any] = {}
-        with self._lock:
-            session = self._sessions.touch(key, now or 0)
-            if span.name == A.SESSION_END_SPAN_NAME:
-                session.closing = True
-            else:
-                session.server = _spans.server_identity(attrs, session.server)
-                verdicts = self._judge(span, attrs, session)
-            # A call span may end after its session (its end waits for an outcome receipt).
-            if session.closing and not self._has_live_calls(key):
-                self._sessions.release(key)
-        if not verdicts and not _spans.carries_text(span):
+        verdicts = self._engine.judge(span, attrs, key)
+        if not verdicts and not _verdicts.carries_text(span):
             return span
-        return _spans.enriched_copy(span, attrs, verdicts)
+        return _verdicts.enriched_copy(span, attrs, verdicts)
 
     def _has_live_calls(self, key: str) -> bool:
         with self._live_lock:
             return any(live_key == key for _, live_key in self._live.values())
-
-    def _judge(
-        self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
-    ) -> dict[str, Any]:
-        method = _spans.method(attrs)
-        if method == _TOOLS_CALL:
-            return self._judge_call(span, attrs, session)
-        if method == _TOOLS_LIST:
-            return self._judge_page(span, attrs, session)
-        if method in _HANDSHAKES:
-            return self._judge_handshake(span, attrs, session)
-        if method == A.NOTIFICATION_SPAN_METHOD:
-            if span.start_time is not None:
-                session.add_signal(span.start_time)
-            return self._judge_catalog(span, attrs, session, method)
-        if span.name == A.RECONCILE_SPAN_NAME:
-            return self._judge_reconciliation(span, attrs, session)
-        if span.name == A.INSTALL_SPAN_NAME:
-            digest = attrs.get(A.CATALOG_CLIENT_DIGEST)
-            # A client set whose digest could not be computed can never match a discovery.
-            session.client_digest = (
-                digest if isinstance(digest, str) else f"error:{attrs.get(A.CATALOG_DIGEST_ERROR)}"
-            )
-            return self._judge_catalog(span, attrs, session, A.INSTALL_SPAN_NAME)
-        return {}
-
-    def _server_labels(self, attrs: Mapping[str, Any], session: Session) -> dict[str, Any]:
-        address = attrs.get(A.SERVER_ADDRESS)
-        if isinstance(address, str):
-            labels: dict[str, Any] = {A.SERVER_ADDRESS: address}
-            port = attrs.get(A.SERVER_PORT)
-            if isinstance(port, int):
-                labels[A.SERVER_PORT] = port
-            return labels
-        return {A.SERVER_NAME: session.server or _UNKNOWN}
-
-    def _judge_catalog(
-        self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session, kind: str
-    ) -> dict[str, Any]:
-        now = span.end_time
-        result = classify_catalog(session.catalog(now, self._max_age_s))
-        labels = {
-            A.CATALOG_VERDICT: result.verdict.value,
-            A.CATALOG_REASON: result.reason,
-            A.MCP_METHOD_NAME: kind,
-            **self._server_labels(attrs, session),
-        }
-        self._metrics.catalog_verdicts.add(1, labels)
-        if (
-            result.verdict is CatalogVerdict.CONVERGED
-            and session.pending_signal is not None
-            and now is not None
-        ):
-            lag = (now - session.pending_signal) / _NS_PER_S
-            session.pending_signal = None
-            self._metrics.convergence_lag.record(lag, self._server_labels(attrs, session))
-        return _spans.catalog_attributes(result)
-
-    def _judge_page(
-        self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
-    ) -> dict[str, Any]:
-        if not _spans.is_application_page(attrs):
-            return {}
-        page = _spans.page(attrs)
-        index = attrs.get(A.CATALOG_PAGE_INDEX)
-        digest = attrs.get(A.CATALOG_DIGEST)
-        error = attrs.get(A.CATALOG_DIGEST_ERROR)
-        final = session.add_page(
-            page,
-            first=index == 0 or page.cursor is None,
-            started_at=span.start_time,
-            ended_at=span.end_time,
-            digest=digest if isinstance(digest, str) else None,
-            digest_error=error if isinstance(error, str) else None,
-        )
-        if not final:
-            return {}
-        return self._judge_catalog(span, attrs, session, _TOOLS_LIST)
-
-    def _judge_handshake(
-        self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
-    ) -> dict[str, Any]:
-        evidence = _spans.handshake_evidence(attrs, self._supported)
-        result = classify_session(SessionEvidence(handshake=evidence)).call
-        if result.rule == "handshake_failed":
-            probe = (
-                attrs.get(A.SESSION_ERA) == Era.DISCOVER.value
-                and result.first_failed_layer is FirstFailedLayer.PROTOCOL
-                and result.verdict is not Verdict.INCOMPATIBLE_SESSION
-            )
-            if probe:
-                return {}  # the client falls back to ``initialize``: not a session failure
-            if isinstance(evidence.authorization, AuthorizationEvidence) and (
-                result.first_failed_layer is FirstFailedLayer.AUTHORIZATION
-            ):
-                session.auth_failure = evidence.authorization
-        else:
-            session.handshake = evidence
-            if result.rule not in _HANDSHAKE_RULES:
-                return {}
-        verdicts: dict[str, Any] = {
-            A.VERDICT: result.verdict.value,
-            A.NEXT_ACTION: result.next_action.value,
-            A.REASON: result.reason,
-            A.CALL_FIRST_FAILED_LAYER: result.first_failed_layer.value,
-        }
-        self._open_incident(span, attrs, session, result=result, verdicts=verdicts)
-        return verdicts
-
-    def _judge_call(
-        self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
-    ) -> dict[str, Any]:
-        call = _spans.call_evidence(attrs)
-        if call.authorization is None and session.auth_failure is not None:
-            # "no authorized exchange has succeeded since": the failure carries forward.
-            call = replace(call, authorization=session.auth_failure)
-        finding = _spans.tool_call_check(attrs)
-        if finding is not None:
-            session.add_finding(finding)
-        now = span.end_time
-        progress = _spans.progress_evidence(
-            attrs, span.events, started_at=span.start_time, now=now, completed_at=now
-        )
-        outcome = classify_session(
-            SessionEvidence(
-                handshake=session.handshake,
-                catalog=session.catalog(now, self._max_age_s),
-                call=call,
-                progress=progress,
-            )
-        )
-        result = outcome.call
-        verdicts = _spans.call_attributes(result)
-        if outcome.catalog is not None:
-            verdicts.update(_spans.catalog_attributes(outcome.catalog))
-        if outcome.progress is not None and outcome.progress.count:
-            verdicts.update(_spans.progress_attributes(outcome.progress))
-        # Authorization memory: a failure holds until an authorized exchange succeeds.
-        authorization = result.layers.get(Layer.AUTHORIZATION)
-        if authorization is LayerStatus.FAILED and isinstance(
-            call.authorization, AuthorizationEvidence
-        ):
-            session.auth_failure = call.authorization
-        elif authorization is LayerStatus.PASSED:
-            session.auth_failure = None
-        # A silent call is remembered so that its reconciliation span can re-judge it.
-        if result.effect_unknown and span.context is not None:
-            silent = SilentCall(call, session.handshake, outcome.catalog_verdict)
-            self._silent.remember(span.context.span_id, silent)
-        tool = call.tool or ""
-        labels = {
-            A.VERDICT: result.verdict.value,
-            A.CALL_FIRST_FAILED_LAYER: result.first_failed_layer.value,
-            A.MCP_METHOD_NAME: _TOOLS_CALL,
-            A.GEN_AI_TOOL_NAME: tool,
-            **self._server_labels(attrs, session),
-        }
-        self._metrics.calls.add(1, labels)
-        receipt = attrs.get(A.OUTCOME_RESULT)
-        self._metrics.outcomes.add(
-            1,
-            {
-                A.PROTOCOL_ENVELOPE: result.envelope,
-                A.OUTCOME_RESULT: receipt if isinstance(receipt, str) else "none",
-                A.OUTCOME_METHOD: str(attrs.get(A.OUTCOME_METHOD) or "none"),
-                A.GEN_AI_TOOL_NAME: tool,
-                **self._server_labels(attrs, session),
-            },
-        )
-        self._open_incident(span, attrs, session, result=result, verdicts=verdicts)
-        return verdicts
-
-    def _judge_reconciliation(
-        self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
-    ) -> dict[str, Any]:
-        """Re-judge the silent call the ``mcp_health.reconcile`` span links to (SPEC §5 rule 4).
-
-        The silent call's evidence plus what reconciliation found (and the receipt, when a
-        verifier judged the destination): effect absent → ``tool_failed`` with
-        ``retry_within_budget``; effect present → the outcome decides (``healthy``,
-        ``false_success``, ``unverified``). Without the silent call (evicted or not sampled) the
-        span is forwarded with its evidence only. The call is judged in the session it ran in (its
-        handshake and catalog verdict then), which may have closed since.
-        """
-        effect = _spans.effect_evidence(attrs)
-        silent = next(
-            (
-                found
-                for link in span.links
-                if (found := self._silent.take(link.context.span_id)) is not None
-            ),
-            None,
-        )
-        if effect is None or silent is None:
-            return {}
-        call = replace(silent.call, effect=effect, outcome=_spans.outcome_evidence(attrs))
-        result = classify_session(
-            SessionEvidence(
-                handshake=silent.handshake, catalog_verdict=silent.catalog_verdict, call=call
-            )
-        ).call
-        verdicts = _spans.call_attributes(result)
-        self._open_incident(span, attrs, session, result=result, verdicts=verdicts)
-        return verdicts
-
-    def _open_incident(
-        self,
-        span: ReadableSpan,
-        attrs: Mapping[str, Any],
-        session: Session,
-        *,
-        result: CallResult,
-        verdicts: dict[str, Any],
-    ) -> None:
-        """Key a non-green verdict as an incident; a healthy call clears its server's incidents."""
-        verdict, layer = result.verdict, result.first_failed_layer
-        server = session.server or _UNKNOWN
-        if verdict is Verdict.HEALTHY:
-            self._incidents.clear_server(server)
-            return
-        if verdict in _NO_INCIDENT:
-            return
-        service = span.resource.attributes.get(_SERVICE_NAME, _UNKNOWN)
-        key = _spans.incident_key(str(service), server, layer.value, result.reason)
-        verdicts[A.INCIDENT_KEY] = key
-        attempt = self._incidents.open(key, server)
-        verdicts[A.INCIDENT_ATTEMPT] = attempt
-        if over_budget(verdict, layer, result.reason, attempt):
-            verdicts[A.RETRY_OVER_BUDGET] = True
-        if attempt == 1:
-            self._metrics.incidents.add(
-                1,
-                {
-                    A.VERDICT: verdict.value,
-                    A.CALL_FIRST_FAILED_LAYER: layer.value,
-                    **self._server_labels(attrs, session),
-                },
-            )
 
 
 __all__ = ["McpHealthSpanProcessor"]

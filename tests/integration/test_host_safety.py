@@ -1,7 +1,7 @@
 """The host comes first (issue 3 item 7).
 
-* With every function of our extraction seam (``_extract``) forced to raise, the application sees
-  the same outcomes as without instrumentation, receives the very objects the SDK produced
+* With every function of our extraction seam (the hook modules) forced to raise, the application
+  sees the same outcomes as without instrumentation, receives the very objects the SDK produced
   (``is``), and gets no new exception.
 * Suppressed instrumentation and non-recording spans do no extraction work.
 * instrument -> uninstrument -> instrument works, and uninstrument restores the SDK exactly.
@@ -29,17 +29,20 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind
 
-from otel_mcp_health.instrumentation import McpHealthInstrumentor, _extract
+from otel_mcp_health.instrumentation import McpHealthInstrumentor, _catalog_hooks
+from otel_mcp_health.instrumentation._wrappers import HOOK_MODULES
 from otel_mcp_health.package import _instruments
 
 pytestmark = pytest.mark.anyio
 
-#: Every function of the extraction seam: the only place our own logic runs.
-SEAM = sorted(
-    name
-    for name, fn in vars(_extract).items()
-    if inspect.isfunction(fn) and fn.__module__ == _extract.__name__ and not name.startswith("_")
-)
+#: Every function of the extraction seam: the only place our own logic runs (name -> module).
+SEAM_MODULES = {
+    name: module
+    for module in HOOK_MODULES
+    for name, fn in vars(module).items()
+    if inspect.isfunction(fn) and fn.__module__ == module.__name__ and not name.startswith("_")
+}
+SEAM = sorted(SEAM_MODULES)
 
 #: Async SDK methods our wrappers sit on; spies go directly around the SDK (inner) and around
 #: our wrapper (outer), so each call's pair of observations must be the same object.
@@ -101,7 +104,7 @@ def broken_seam(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return broken
 
     for name in SEAM:
-        monkeypatch.setattr(_extract, name, breaker(name))
+        monkeypatch.setattr(SEAM_MODULES[name], name, breaker(name))
     return calls
 
 
@@ -142,7 +145,7 @@ async def test_forced_failures_change_nothing(
         return broken
 
     for name in set(SEAM) - keep:
-        monkeypatch.setattr(_extract, name, breaker(name))
+        monkeypatch.setattr(SEAM_MODULES[name], name, breaker(name))
     inner: list[tuple[str, str, Any]] = []
     outer: list[tuple[str, str, Any]] = []
     exporter = InMemorySpanExporter()
@@ -169,8 +172,7 @@ async def test_forced_failures_change_nothing(
         - keep
         - {
             "installed_tools",  # not called by any hook (public API only)
-            "parse_www_authenticate",  # called from inside on_http_response
-            "classify_transport_exception",  # called from inside on_http_error
+            "page_result",  # called from inside on_result
             "on_progress",  # called from inside the progress tap
             "session_started",
             "on_sdk_span_exit",
@@ -225,7 +227,7 @@ async def test_non_recording_spans_skip_extraction(
         digests.append(tools)
         return "sha256:x"
 
-    monkeypatch.setattr(_extract, "digest_tools", counting_digest)
+    monkeypatch.setattr(_catalog_hooks, "digest_tools", counting_digest)
     McpHealthInstrumentor().instrument(tracer_provider=TracerProvider(sampler=ALWAYS_OFF))
     sdk_exporter.clear()
     async with Client(build_server(), mode="legacy") as client:

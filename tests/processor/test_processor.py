@@ -134,7 +134,7 @@ def test_a_failure_of_ours_forwards_the_original_span(
     def boom(*_: Any) -> dict[str, Any]:
         raise RuntimeError("processor bug")
 
-    monkeypatch.setattr(pipeline.processor, "_judge", boom)
+    monkeypatch.setattr(pipeline.processor._engine, "_route", boom)
     caplog.set_level(logging.DEBUG, logger="otel_mcp_health")
     spans = SessionSpans(pipeline.tracer)
     spans.call()

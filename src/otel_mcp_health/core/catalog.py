@@ -8,21 +8,27 @@ first match wins. ``converged`` is earned only by positive evidence: a complete 
 with respect to the signal (or to a bounded refresh policy when the server cannot signal), whose
 digest equals the digest of what the client exposes.
 
-Chain walking: a traversal's pages must start without a cursor, each later page's cursor must
-equal the previous page's ``nextCursor`` (else ``cursor_gap``), no cursor may repeat
-(``cursor_loop``), no page may fail (``page_failed``), and the last page must have no
-``nextCursor`` (else ``cursor_remaining``, also when abandoned). The reason is the first defect
-met walking from the first page.
+Chain walking is :mod:`otel_mcp_health.core.traversal`'s (one walk, one page cap).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from otel_mcp_health.core.digest import DigestError, digest_tools
 from otel_mcp_health.core.evidence import CatalogEvidence, Discovery, JsonObject
+from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.rules import Decision, Rule, first_match
+from otel_mcp_health.core.traversal import (
+    COMPLETION_UNRECORDED,
+    CURSOR_GAP,
+    CURSOR_LOOP,
+    CURSOR_REMAINING,
+    PAGE_FAILED,
+    CursorChain,
+)
 from otel_mcp_health.core.vocabulary import (
     CatalogVerdict,
     ClientSource,
@@ -31,44 +37,28 @@ from otel_mcp_health.core.vocabulary import (
 
 _NS_PER_S = 1_000_000_000
 
-# Reason codes (docs/evidence-format.md), one constant each.
-NO_DISCOVERY = "no_discovery"
-CURSOR_REMAINING = "cursor_remaining"
-CURSOR_GAP = "cursor_gap"
-CURSOR_LOOP = "cursor_loop"
-PAGE_FAILED = "page_failed"
-COMPLETION_UNRECORDED = "completion_unrecorded"
-NO_REFRESH_POLICY = "no_refresh_policy"
-REFRESH_OVERDUE = "refresh_overdue"
-CLOCK_UNOBSERVED = "clock_unobserved"
-SIGNAL_AFTER_DISCOVERY = "signal_after_discovery"
-DIGEST_MISMATCH = "digest_mismatch"
-DIGEST_UNAVAILABLE = "digest_unavailable"
-UNKNOWN_TOOL_CALLED = "unknown_tool_called"
-MISSING_REQUIRED_ARGUMENT = "missing_required_argument"
-OK = "ok"
+# Reason codes (docs/model.md#reason-codes), one constant each.
+NO_DISCOVERY = Reason.NO_DISCOVERY
+NO_REFRESH_POLICY = Reason.NO_REFRESH_POLICY
+REFRESH_OVERDUE = Reason.REFRESH_OVERDUE
+CLOCK_UNOBSERVED = Reason.CLOCK_UNOBSERVED
+SIGNAL_AFTER_DISCOVERY = Reason.SIGNAL_AFTER_DISCOVERY
+DIGEST_MISMATCH = Reason.DIGEST_MISMATCH
+DIGEST_UNAVAILABLE = Reason.DIGEST_UNAVAILABLE
+UNKNOWN_TOOL_CALLED = Reason.UNKNOWN_TOOL_CALLED
+MISSING_REQUIRED_ARGUMENT = Reason.MISSING_REQUIRED_ARGUMENT
+OK = Reason.OK
 
 
 def chain_defect(discovery: Discovery) -> str | None:
     """Return the first defect of a traversal's cursor chain, or ``None`` when it is complete."""
-    if not discovery.pages:
-        return None if discovery.completed_at is not None else CURSOR_REMAINING
-    seen: set[str | None] = set()
-    expected: str | None = None
-    for index, page in enumerate(discovery.pages):
-        if page.failed:
-            return PAGE_FAILED
-        if index > 0 and page.cursor in seen:
-            return CURSOR_LOOP
-        if page.cursor != expected:
-            return CURSOR_GAP
-        seen.add(page.cursor)
-        expected = page.next_cursor
-    if expected is not None:
-        return CURSOR_REMAINING
-    if discovery.completed_at is None:
-        return COMPLETION_UNRECORDED
-    return None
+    completed = discovery.completed_at is not None
+    if discovery.chain is not None:
+        return discovery.chain.verdict(completed=completed)
+    chain = CursorChain(max_pages=None)  # recorded evidence: already in memory, walked whole
+    for page in discovery.pages:
+        chain.add(page.cursor, page.next_cursor, failed=page.failed)
+    return chain.summary().verdict(completed=completed)
 
 
 def discovered_tools(discovery: Discovery) -> tuple[JsonObject, ...] | None:
@@ -137,8 +127,9 @@ def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
         elif tools is not None:
             discovered, error = _digest_or_error(tools)
     client: str | None
-    if evidence.client_digest is not None:
+    if evidence.client_digest is not None or evidence.client_digest_error is not None:
         client, source = evidence.client_digest, ClientSource.DIGEST
+        error = error or evidence.client_digest_error
     elif evidence.client_tools is not None:
         source = ClientSource.REGISTERED
         client, client_error = _digest_or_error(evidence.client_tools)
@@ -220,14 +211,22 @@ def _digest_mismatch(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
     return None
 
 
-def _required_properties(tool: JsonObject) -> tuple[str, ...]:
+def required_properties(tool: Mapping[str, Any]) -> tuple[str, ...]:
+    """The property names a tool's ``inputSchema`` requires."""
     schema = tool.get("inputSchema")
-    if not isinstance(schema, dict):
+    if not isinstance(schema, Mapping):
         return ()
     required = schema.get("required")
     if not isinstance(required, list):
         return ()
     return tuple(name for name in required if isinstance(name, str))
+
+
+def missing_required(required: Iterable[str], given: Iterable[str]) -> list[str]:
+    """The one call-time contract check: required property names not given, sorted (names only,
+    never values; docs/model.md#catalog)."""
+    sent = set(given)
+    return sorted({name for name in required if name not in sent})
 
 
 def _call_contract(f: CatalogFacts, finding: str) -> Decision[CatalogVerdict] | None:
@@ -242,12 +241,13 @@ def _call_contract(f: CatalogFacts, finding: str) -> Decision[CatalogVerdict] | 
         tool = by_name.get(call.name)
         if finding == UNKNOWN_TOOL_CALLED and tool is None:
             return Decision(CatalogVerdict.STALE, finding, NextAction.BOUNDED_REDISCOVERY)
-        if finding == MISSING_REQUIRED_ARGUMENT and tool is not None:
-            sent = set(call.argument_names or ())
-            if call.argument_names is not None and any(
-                name not in sent for name in _required_properties(tool)
-            ):
-                return Decision(CatalogVerdict.STALE, finding, NextAction.BOUNDED_REDISCOVERY)
+        if (
+            finding == MISSING_REQUIRED_ARGUMENT
+            and tool is not None
+            and call.argument_names is not None
+            and missing_required(required_properties(tool), call.argument_names)
+        ):
+            return Decision(CatalogVerdict.STALE, finding, NextAction.BOUNDED_REDISCOVERY)
     return None
 
 
@@ -343,9 +343,16 @@ def classify_catalog(evidence: CatalogEvidence) -> CatalogResult:
 
 __all__ = [
     "CATALOG_RULES",
+    "COMPLETION_UNRECORDED",
+    "CURSOR_GAP",
+    "CURSOR_LOOP",
+    "CURSOR_REMAINING",
+    "PAGE_FAILED",
     "CatalogFacts",
     "CatalogResult",
     "chain_defect",
     "classify_catalog",
     "derive_facts",
+    "missing_required",
+    "required_properties",
 ]

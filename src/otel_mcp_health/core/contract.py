@@ -24,6 +24,7 @@ from otel_mcp_health.core.catalog import CatalogResult
 from otel_mcp_health.core.evidence import CallEvidence, HandshakeEvidence, ProtocolEvidence
 from otel_mcp_health.core.layers import CallLayers, evaluate_layers
 from otel_mcp_health.core.progress import ClockState
+from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.rules import Decision, Rule
 from otel_mcp_health.core.vocabulary import (
     DEFAULT_SUPPORTED_VERSIONS,
@@ -37,12 +38,12 @@ from otel_mcp_health.core.vocabulary import (
     Verdict,
 )
 
-UNSUPPORTED_VERSION = "unsupported_version"
-MISSING_CAPABILITY = "missing_capability_tools"
-SESSION_UNOBSERVED = "session_unobserved"
-NO_CALL = "no_call"
-EFFECT_ABSENT = "effect_absent"
-IN_FLIGHT = "in_flight"
+UNSUPPORTED_VERSION = Reason.UNSUPPORTED_VERSION
+MISSING_CAPABILITY = Reason.MISSING_CAPABILITY
+SESSION_UNOBSERVED = Reason.SESSION_UNOBSERVED
+NO_CALL = Reason.NO_CALL
+EFFECT_ABSENT = Reason.EFFECT_ABSENT
+IN_FLIGHT = Reason.IN_FLIGHT
 _INCOMPATIBLE_REASONS = frozenset(f"jsonrpc_{code}" for code in INCOMPATIBLE_SESSION_CODES)
 
 
@@ -236,6 +237,7 @@ def _healthy(c: ContractContext) -> _D | None:
 
 
 def _unverified(c: ContractContext) -> _D:
+    reason: str
     if c.layers is None:
         reason = NO_CALL
     elif c.judge_session and (c.handshake is None or not c.handshake.compatible):

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Final
 
+from otel_mcp_health.core.traversal import ChainSummary
 from otel_mcp_health.core.vocabulary import (
     AuthError,
     CatalogVerdict,
@@ -74,6 +75,8 @@ class Discovery:
     pages: tuple[Page, ...] = ()
     digest: str | None = None
     digest_error: str | None = None
+    #: The chain already walked page by page (live state keeps this, not the pages).
+    chain: ChainSummary | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,6 +112,8 @@ class CatalogEvidence:
     discoveries: tuple[Discovery, ...] = ()
     client_tools: tuple[JsonObject, ...] | None = None
     client_digest: str | None = None
+    #: Why the digest of what the client exposes could not be computed (a reported install).
+    client_digest_error: str | None = None
     tool_calls: tuple[ToolCallCheck, ...] = ()
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from otel_mcp_health.core.evidence import NOT_APPLICABLE, CallEvidence
+from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.vocabulary import (
     LAYERS,
     OUTCOME_NOT_REQUIRED,
@@ -31,16 +32,16 @@ from otel_mcp_health.core.vocabulary import (
     TransportOutcome,
 )
 
-OK = "ok"
-TIMEOUT = "timeout"
-IS_ERROR = "is_error"
-OUTPUT_SCHEMA_VIOLATION = "output_schema_violation"
-RESULT_SCHEMA_VIOLATION = "result_schema_violation"
-VERIFIER_FAILED = "verifier_failed"
-VERIFIER_INCONCLUSIVE = "verifier_inconclusive"
-NO_OUTCOME_VERIFIER = "no_outcome_verifier"
-OUTCOME_NOT_REQUIRED_REASON = "outcome_not_required"
-EFFECT_CONFIRMED = "effect_confirmed"
+OK = Reason.OK
+TIMEOUT = Reason.TIMEOUT
+IS_ERROR = Reason.IS_ERROR
+OUTPUT_SCHEMA_VIOLATION = Reason.OUTPUT_SCHEMA_VIOLATION
+RESULT_SCHEMA_VIOLATION = Reason.RESULT_SCHEMA_VIOLATION
+VERIFIER_FAILED = Reason.VERIFIER_FAILED
+VERIFIER_INCONCLUSIVE = Reason.VERIFIER_INCONCLUSIVE
+NO_OUTCOME_VERIFIER = Reason.NO_OUTCOME_VERIFIER
+OUTCOME_NOT_REQUIRED_REASON = Reason.OUTCOME_NOT_REQUIRED
+EFFECT_CONFIRMED = Reason.EFFECT_CONFIRMED
 _AUTH_CHALLENGES = (401, 403)
 
 
@@ -250,7 +251,7 @@ def evaluate_layers(call: CallEvidence) -> CallLayers:
         judgements[Layer.PROTOCOL] = _UNOBSERVED
     statuses: dict[Layer, LayerStatus] = {}
     first = FirstFailedLayer.NONE
-    reason = OK
+    reason: str = OK
     action: NextAction | None = None
     for layer in LAYERS:
         judgement = judgements[layer]

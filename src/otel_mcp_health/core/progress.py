@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from otel_mcp_health.core.evidence import ProgressEvidence
+from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.vocabulary import LiveState
 
 _NS_PER_S = 1_000_000_000
@@ -47,9 +48,9 @@ class ClockState:
     deadline_elapsed_seconds: float | None
 
 
-IDLE_WINDOW = "idle_window"
-DEADLINE = "deadline"
-CLOCK_UNOBSERVED = "clock_unobserved"
+IDLE_WINDOW = Reason.IDLE_WINDOW
+DEADLINE = Reason.DEADLINE
+CLOCK_UNOBSERVED = Reason.CLOCK_UNOBSERVED
 
 
 def summarize(progress: ProgressEvidence) -> ProgressSummary:

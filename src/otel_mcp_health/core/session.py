@@ -16,8 +16,13 @@ from dataclasses import dataclass
 
 from otel_mcp_health.core.calls import CallResult, result_from
 from otel_mcp_health.core.catalog import CatalogResult, classify_catalog
-from otel_mcp_health.core.contract import ContractContext, handshake_facts
-from otel_mcp_health.core.evidence import CallEvidence, ExecutionEvidence, SessionEvidence
+from otel_mcp_health.core.contract import ContractContext, HandshakeFacts, handshake_facts
+from otel_mcp_health.core.evidence import (
+    CallEvidence,
+    ExecutionEvidence,
+    ProgressEvidence,
+    SessionEvidence,
+)
 from otel_mcp_health.core.layers import evaluate_layers
 from otel_mcp_health.core.progress import ClockState, ProgressSummary, clocks, summarize
 from otel_mcp_health.core.vocabulary import CatalogVerdict, FirstFailedLayer, LiveState
@@ -43,27 +48,47 @@ def _expired_call(call: CallEvidence | None) -> CallEvidence:
 
 def classify_session(evidence: SessionEvidence) -> SessionResult:
     """Judge one session's chain of evidence; total and deterministic."""
+    catalog = classify_catalog(evidence.catalog) if evidence.catalog is not None else None
+    progress = evidence.progress
+    # An expired clock stands for a call even when no call evidence was recorded.
+    uses_tools = evidence.call is not None or (
+        progress is not None and clocks(progress).live_state is LiveState.STALLED
+    )
+    return judge_in_session(
+        evidence.call,
+        progress,
+        handshake=handshake_facts(evidence.handshake, uses_tools=uses_tools),
+        catalog=catalog,
+        catalog_verdict=evidence.catalog_verdict,
+    )
+
+
+def judge_in_session(
+    call: CallEvidence | None,
+    progress: ProgressEvidence | None,
+    *,
+    handshake: HandshakeFacts,
+    catalog: CatalogResult | None,
+    catalog_verdict: CatalogVerdict | None = None,
+) -> SessionResult:
+    """Judge a call from the session's facts, derived once per change of the evidence that
+    decides them (the handshake's, the catalog's), plus the call's own evidence."""
     clock: ClockState | None = None
     summary: ProgressSummary | None = None
-    call = evidence.call
-    if evidence.progress is not None:
-        summary = summarize(evidence.progress)
-        clock = clocks(evidence.progress)
+    if progress is not None:
+        summary = summarize(progress)
+        clock = clocks(progress)
         if clock.live_state is LiveState.STALLED:
             call = _expired_call(call)
     layers = evaluate_layers(call) if call is not None else None
-    catalog = classify_catalog(evidence.catalog) if evidence.catalog is not None else None
-    if catalog is not None:
-        catalog_verdict = catalog.verdict
-    else:
-        catalog_verdict = evidence.catalog_verdict or CatalogVerdict.UNVERIFIABLE
-    handshake = handshake_facts(evidence.handshake, uses_tools=call is not None)
+    verdict = catalog.verdict if catalog is not None else catalog_verdict
+    verdict = verdict or CatalogVerdict.UNVERIFIABLE
     context = ContractContext(
         layers=layers,
         judge_session=True,
         handshake=handshake,
         catalog=catalog,
-        catalog_verdict=catalog_verdict,
+        catalog_verdict=verdict,
         clock=clock,
     )
     result = result_from(call, layers, context)
@@ -72,10 +97,10 @@ def classify_session(evidence: SessionEvidence) -> SessionResult:
     return SessionResult(
         call=result,
         catalog=catalog,
-        catalog_verdict=catalog_verdict,
+        catalog_verdict=verdict,
         live_state=clock.live_state if clock else None,
         progress=summary,
     )
 
 
-__all__ = ["FirstFailedLayer", "SessionResult", "classify_session"]
+__all__ = ["FirstFailedLayer", "SessionResult", "classify_session", "judge_in_session"]

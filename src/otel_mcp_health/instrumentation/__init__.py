@@ -5,9 +5,9 @@ sends (named ``{mcp.method.name} {target}``, e.g. ``tools/call create_ticket``).
 creates its own ``MCP send …`` client spans; this instrumentation takes that span's place (the SDK
 is handed our span, so there is never a second one and W3C trace context still flows into
 ``params._meta``). On the in-process direct path, where the SDK emits no span, it creates one.
-Each span carries small, safe evidence under ``mcp_health.`` (SPEC §2) that the span processor turns
-into verdicts; tool arguments, results, tokens, raw cursors, headers and server messages are never
-recorded.
+Each span carries small, safe evidence under ``mcp_health.`` (docs/model.md#privacy) that the span
+processor turns into verdicts; tool arguments, results, tokens, raw cursors, headers and server
+messages are never recorded.
 
 Zero-code
 ---------
@@ -90,8 +90,6 @@ exceptions, no new ones; any failure of our own code is logged at debug level on
 from __future__ import annotations
 
 import logging
-import math
-import os
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
@@ -101,13 +99,16 @@ from opentelemetry.metrics import get_meter
 from opentelemetry.trace import get_tracer
 from wrapt import wrap_function_wrapper
 
+from otel_mcp_health import _options
 from otel_mcp_health import attributes as A
-from otel_mcp_health.environment_variables import (
-    DEFAULT_IDLE_WINDOW_S,
-    OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_DIGEST,
-    OTEL_INSTRUMENTATION_MCP_HEALTH_IDLE_WINDOW_S,
+from otel_mcp_health.instrumentation import (
+    _catalog_hooks,
+    _dispatch_wrappers,
+    _http,
+    _outcomes,
+    _state,
+    _wrappers,
 )
-from otel_mcp_health.instrumentation import _extract, _http, _outcomes, _state, _wrappers
 from otel_mcp_health.package import _instruments
 from otel_mcp_health.version import __version__
 
@@ -119,7 +120,7 @@ _DURATION_UNIT = "s"
 #: unwraps the same list. The module-level functions (``otel_span``, ``stream_within_origin``,
 #: ``_create_platform_compatible_process``) are looked up in their module at call time by the SDK,
 #: so patching the module attribute reaches every caller whatever its import style.
-_HOOKS: tuple[tuple[str, str, _wrappers.Wrapper], ...] = (
+_HOOKS: tuple[tuple[str, str, _wrappers.UnboundWrapper], ...] = (
     ("mcp.client.session", "ClientSession.__init__", _wrappers.session_init),
     ("mcp.client.session", "ClientSession.__aenter__", _wrappers.session_aenter),
     ("mcp.client.session", "ClientSession.__aexit__", _wrappers.session_aexit),
@@ -132,18 +133,23 @@ _HOOKS: tuple[tuple[str, str, _wrappers.Wrapper], ...] = (
     (
         "mcp.shared.jsonrpc_dispatcher",
         "JSONRPCDispatcher.send_raw_request",
-        _wrappers.send_raw_request,
+        _dispatch_wrappers.send_raw_request,
     ),
     (
         "mcp.shared.direct_dispatcher",
         "DirectDispatcher.send_raw_request",
-        _wrappers.send_raw_request,
+        _dispatch_wrappers.send_raw_request,
     ),
-    ("mcp.shared.jsonrpc_dispatcher", "otel_span", _wrappers.otel_span),
+    ("mcp.shared.jsonrpc_dispatcher", "otel_span", _dispatch_wrappers.otel_span),
+    (
+        "mcp.shared.jsonrpc_dispatcher",
+        "JSONRPCDispatcher._write",
+        _dispatch_wrappers.dispatcher_write,
+    ),
     (
         "mcp.shared.jsonrpc_dispatcher",
         "JSONRPCDispatcher._dispatch_notification",
-        _wrappers.dispatch_notification,
+        _dispatch_wrappers.dispatch_notification,
     ),
     ("mcp.client.stdio", "_create_platform_compatible_process", _wrappers.stdio_process),
     (
@@ -179,14 +185,12 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
                 description="Duration of an MCP client session.",
                 explicit_bucket_boundaries_advisory=list(A.DURATION_BUCKETS),
             ),
-            idle_window_s=_idle_window_from_env(),
-            digests=os.environ.get(OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_DIGEST, "true")
-            .strip()
-            .lower()
-            != "false",
+            idle_window_s=_options.idle_window_s(),
+            digests=_options.catalog_digests(),
+            max_pages=_options.max_pages_(),
         )
         for module, name, wrapper in _HOOKS:
-            wrap_function_wrapper(module, name, wrapper)
+            wrap_function_wrapper(module, name, _wrappers.bind(wrapper, _state.TELEMETRY))
 
     def _uninstrument(self, **kwargs: Any) -> None:
         for module, name, _ in reversed(_HOOKS):
@@ -196,17 +200,9 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
         _outcomes.reset()
 
 
-def _idle_window_from_env() -> float:
-    raw = os.environ.get(OTEL_INSTRUMENTATION_MCP_HEALTH_IDLE_WINDOW_S)
-    try:
-        value = float(raw) if raw is not None else DEFAULT_IDLE_WINDOW_S
-    except ValueError:
-        return DEFAULT_IDLE_WINDOW_S
-    return value if value > 0 and math.isfinite(value) else DEFAULT_IDLE_WINDOW_S
-
-
 def record_installed_tools(session: object, tools: Iterable[Any]) -> None:
-    """Report the tool definitions the application exposes to its agent (SPEC §3, ``registered``).
+    """Report the tool definitions the application exposes to its agent (docs/model.md#catalog,
+    ``registered``).
 
     ``session`` is the ``ClientSession`` the tools came from, or anything with a ``.session``
     attribute holding one (such as ``mcp.Client``). ``tools`` are ``mcp.types.Tool`` models or
@@ -221,7 +217,7 @@ def record_installed_tools(session: object, tools: Iterable[Any]) -> None:
     if telemetry is None or not is_instrumentation_enabled():
         return
     try:
-        _extract.installed_tools(telemetry, session, list(tools))
+        _catalog_hooks.installed_tools(telemetry, session, tools)
     except Exception:
         _logger.debug("mcp_health: record_installed_tools failed; ignored", exc_info=True)
 
@@ -234,7 +230,7 @@ def report_reconciliation(
     method: str = "destination_query",
     arguments: Mapping[str, Any] | None = None,
 ) -> bool:
-    """Report what reconciliation found after a silent call (SPEC §5 rule 4).
+    """Report what reconciliation found after a silent call (docs/model.md#silence).
 
     After a ``tools/call`` of a side-effecting tool timed out or lost its connection, its verdict
     is ``effect_unknown`` and a retry with the same arguments is flagged. Query the destination
@@ -259,11 +255,8 @@ def report_reconciliation(
     if telemetry is None:
         return False
     try:
-        state = _outcomes.session_state(session)
-        if state is None:
-            return False
         return _outcomes.reconcile(
-            telemetry, state, tool_name, committed=committed, method=method, arguments=arguments
+            telemetry, session, tool_name, committed=committed, method=method, arguments=arguments
         )
     except Exception:
         _logger.debug("mcp_health: report_reconciliation failed; ignored", exc_info=True)

@@ -13,16 +13,20 @@ from typing import Any
 
 import wrapt
 
-from otel_mcp_health.instrumentation import _extract, _state
-from otel_mcp_health.instrumentation._state import RequestRecord
-from otel_mcp_health.instrumentation._wrappers import _fenced
+from otel_mcp_health.instrumentation import _state, _transport_hooks
+from otel_mcp_health.instrumentation._state import RequestRecord, Telemetry
+from otel_mcp_health.instrumentation._wrappers import active, fenced
 
 #: The record a POST task is sending (set in the POST task's own context copy only).
 _POST: ContextVar[RequestRecord | None] = ContextVar("otel_mcp_health_http_post", default=None)
 
 
 async def handle_post_request(
-    wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    configured: Telemetry,
+    wrapped: Any,
+    instance: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
 ) -> Any:
     """``StreamableHTTPTransport._handle_post_request``: server identity, session id, failures."""
     record = _state.REQUEST.get()
@@ -30,16 +34,16 @@ async def handle_post_request(
     if (
         record is None
         or record.ended
-        or _state.TELEMETRY is None
+        or active(configured) is None
         or not _is_post_for(record, post_ctx)
     ):
         return await wrapped(*args, **kwargs)
-    _fenced("http request", _extract.on_http_request, record, instance)
+    fenced("http request", _transport_hooks.on_http_request, record, instance)
     token = _POST.set(record)
     try:
         return await wrapped(*args, **kwargs)
     except Exception as exc:
-        _fenced("http error", _extract.on_http_error, record, exc)
+        fenced("http error", _transport_hooks.on_http_error, record, exc)
         raise
     finally:
         _POST.reset(token)
@@ -47,13 +51,17 @@ async def handle_post_request(
 
 def _is_post_for(record: RequestRecord, post_ctx: Any) -> bool:
     try:
-        return _extract.post_matches(record, post_ctx)
+        return _transport_hooks.post_matches(record, post_ctx)
     except Exception:
         return False
 
 
 def stream_within_origin(
-    wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    configured: Telemetry,
+    wrapped: Any,
+    instance: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
 ) -> Any:
     """``mcp.client.streamable_http.stream_within_origin``: see the POST's ``httpx2.Response``."""
     manager = wrapped(*args, **kwargs)
@@ -72,7 +80,7 @@ class _ResponseTap(wrapt.ObjectProxy[Any]):
 
     async def __aenter__(self) -> Any:
         response = await self.__wrapped__.__aenter__()
-        _fenced("http response", _extract.on_http_response, self._self_record, response)
+        fenced("http response", _transport_hooks.on_http_response, self._self_record, response)
         return response
 
     async def __aexit__(self, *exc_info: Any) -> Any:

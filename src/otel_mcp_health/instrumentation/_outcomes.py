@@ -1,7 +1,7 @@
 """Outcome receipts and effect reconciliation for ``tools/call`` spans (private).
 
-Two pieces of SPEC §4 to §6 that need the call's *arguments* and *result*, which only the
-instrumentation holds (in memory; nothing of either is exported):
+Two pieces of docs/model.md#layers to #incidents that need the call's *arguments* and *result*,
+which only the instrumentation holds (in memory; nothing of either is exported):
 
 * **Outcome verifiers.** After a call that returned without ``isError`` (and whose output passed
   its schema), the verifier chosen for the tool (:func:`otel_mcp_health.register_verifier`) runs on
@@ -15,7 +15,7 @@ instrumentation holds (in memory; nothing of either is exported):
   with the same key is flagged ``mcp_health.retry.unreconciled`` on its span.
   :func:`report_reconciliation` records what a destination query or idempotency-key lookup found
   as an ``mcp_health.reconcile`` span linked to the silent call, so the processor can move that
-  call's verdict (SPEC §5 rule 4), and lifts the retry block.
+  call's verdict (docs/model.md#silence), and lifts the retry block.
 """
 
 from __future__ import annotations
@@ -34,7 +34,10 @@ from typing import Any, Final
 from opentelemetry.trace import Link, Span, SpanContext, SpanKind
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED, SILENT_TRANSPORT_OUTCOMES
+from otel_mcp_health.core.bounds import cap
+from otel_mcp_health.core.evidence import CallEvidence, ExecutionEvidence, TransportEvidence
+from otel_mcp_health.core.layers import is_silent
+from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED, TransportOutcome
 from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, Slot, Telemetry
 from otel_mcp_health.verifiers import CallContext, Receipt, Verifier, VerifierRunner, verifier_for
@@ -45,7 +48,7 @@ _logger = logging.getLogger(__name__)
 _ARGUMENT_KEY: Final = secrets.token_bytes(32)
 #: Unreconciled silent calls remembered at once (oldest forgotten first).
 MAX_UNRECONCILED: Final = 4096
-_SILENT: Final = frozenset(outcome.value for outcome in SILENT_TRANSPORT_OUTCOMES)
+_OUTCOMES: Final = frozenset(outcome.value for outcome in TransportOutcome)
 
 
 def argument_digest(arguments: Any) -> str:
@@ -69,6 +72,9 @@ class Unreconciled:
 _Key = tuple[str, str, str]
 _lock = threading.Lock()
 _unreconciled: OrderedDict[_Key, Unreconciled] = OrderedDict()
+#: Unreconciled calls per (session, tool): the argument digest is computed only when it can
+#: matter (a call of a tool with a pending silent call, or a call that just went silent).
+_pending: dict[tuple[str, str], int] = {}
 _runner: VerifierRunner | None = None
 
 
@@ -91,6 +97,17 @@ def reset() -> None:
     """Forget every unreconciled call (``uninstrument`` and tests)."""
     with _lock:
         _unreconciled.clear()
+        _pending.clear()
+
+
+def _forget(key: _Key) -> None:
+    """Bookkeeping of ``_pending`` when ``key`` leaves ``_unreconciled`` (lock held)."""
+    tool = key[:2]
+    left = _pending.get(tool, 0) - 1
+    if left > 0:
+        _pending[tool] = left
+    else:
+        _pending.pop(tool, None)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -99,6 +116,12 @@ def reset() -> None:
 def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> None:
     """Remember the argument digest; flag a retry of a call whose effect is still unknown."""
     if not isinstance(name, str):
+        return
+    slot.arguments = arguments
+    slot.checked = True
+    with _lock:
+        maybe = (state.key, name) in _pending
+    if not maybe:
         return
     slot.argument_digest = argument_digest(arguments)
     with _lock:
@@ -116,21 +139,33 @@ def after_failure(record: RequestRecord, slot: Slot, name: Any) -> None:
     """A call raised: if it went silent on a side-effecting tool, block retries until reconciled.
 
     Silence = a timeout, or a lost connection / reset / process exit unless the request is known
-    not to have been written (SPEC §5 rule 4; annotations are hints, absent = side effect).
+    not to have been written (docs/model.md#silence; annotations are hints, absent = side effect).
     """
-    if not isinstance(name, str) or slot.argument_digest is None:
+    if not isinstance(name, str) or not slot.checked:
         return
-    silent = record.error_type == A.ERROR_TYPE_TIMEOUT or (
-        record.transport_outcome in _SILENT and record.written is not False
-    )
-    if not silent or _read_only(record.state, name) is True:
+    if not is_silent(_silence_evidence(record)) or _read_only(record.state, name) is True:
         return
-    key = (record.state.key, name, slot.argument_digest)
+    digest = slot.argument_digest or argument_digest(slot.arguments)
+    key = (record.state.key, name, digest)
     with _lock:
+        if key not in _unreconciled:
+            _pending[key[:2]] = _pending.get(key[:2], 0) + 1
         _unreconciled[key] = Unreconciled(record.span.get_span_context(), name)
         _unreconciled.move_to_end(key)
         while len(_unreconciled) > MAX_UNRECONCILED:
-            _unreconciled.popitem(last=False)
+            _forget(_unreconciled.popitem(last=False)[0])
+
+
+def _silence_evidence(record: RequestRecord) -> CallEvidence:
+    """What the core's one silence rule reads, from the request's in-memory record."""
+    transport: TransportEvidence | None = None
+    if record.transport_outcome in _OUTCOMES:
+        transport = TransportEvidence(
+            outcome=TransportOutcome(record.transport_outcome), request_written=record.written
+        )
+    return CallEvidence(
+        transport=transport, execution=ExecutionEvidence(timed_out=record.timed_out)
+    )
 
 
 def _context(name: str, arguments: Any, result: Any) -> CallContext:
@@ -199,7 +234,7 @@ def after_success(
 # ----------------------------------------------------------------------------------------------
 def reconcile(
     telemetry: Telemetry,
-    state: SessionState,
+    session: Any,
     tool_name: str,
     *,
     committed: bool,
@@ -208,24 +243,18 @@ def reconcile(
 ) -> bool:
     """Record a reconciliation for the latest unreconciled silent call of ``tool_name``.
 
-    With ``arguments``, only a call with equal arguments matches. Emits an INTERNAL
-    ``mcp_health.reconcile`` span linked to the silent call; when the effect is confirmed and
-    the tool has a verifier, the verifier judges the destination like after a completed call
-    (its receipt goes on that span). Returns whether a silent call was found.
+    ``session``: a ``ClientSession`` or an ``mcp.Client``. With ``arguments``, only a call with
+    equal arguments matches. Emits an INTERNAL ``mcp_health.reconcile`` span linked to the silent
+    call; when the effect is confirmed and the tool has a verifier, the verifier judges the
+    destination like after a completed call (its receipt on that span). Returns: one was found.
     """
-    digest = argument_digest(arguments) if arguments is not None else None
-    with _lock:
-        keys = [
-            key
-            for key in _unreconciled
-            if key[0] == state.key and key[1] == tool_name and digest in (None, key[2])
-        ]
-        if not keys:
-            return False
-        found = _unreconciled.pop(keys[-1])
+    state = _state.session_state(session)
+    found = _take_unreconciled(state, tool_name, arguments) if state is not None else None
+    if state is None or found is None:
+        return False
     attrs: dict[str, Any] = {
         A.SESSION_KEY: state.key,
-        A.GEN_AI_TOOL_NAME: tool_name,
+        A.GEN_AI_TOOL_NAME: cap(tool_name),
         A.EFFECT_OBSERVED: committed,
         A.EFFECT_METHOD: method,
     }
@@ -245,6 +274,21 @@ def reconcile(
     return True
 
 
+def _take_unreconciled(state: SessionState, tool_name: str, arguments: Any) -> Unreconciled | None:
+    """The latest silent call of the tool (with equal arguments, when given), forgotten."""
+    digest = argument_digest(arguments) if arguments is not None else None
+    with _lock:
+        keys = [
+            key
+            for key in _unreconciled
+            if key[0] == state.key and key[1] == tool_name and digest in (None, key[2])
+        ]
+        if not keys:
+            return None
+        _forget(keys[-1])
+        return _unreconciled.pop(keys[-1])
+
+
 def _verify_then_end(span: Span, verifier: Verifier, call: CallContext) -> None:
     def deliver(receipt: Receipt, duration_s: float) -> None:
         try:
@@ -253,15 +297,3 @@ def _verify_then_end(span: Span, verifier: Verifier, call: CallContext) -> None:
             span.end()
 
     _verifier_runner().submit(verifier, call, deliver)
-
-
-def session_state(target: Any) -> SessionState | None:
-    """The state of a ``ClientSession``, or of an object with a ``.session`` (``mcp.Client``)."""
-    for candidate in (target, getattr(target, "session", None)):
-        try:
-            state = _state.SESSIONS.get(candidate)
-        except TypeError:  # unhashable: not a session
-            continue
-        if state is not None:
-            return state
-    return None

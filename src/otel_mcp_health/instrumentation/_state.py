@@ -8,7 +8,7 @@ Three kinds of state, all process-local and never exported as such:
 * :class:`SessionState` -- one per client session, keyed weakly by the ``ClientSession`` *and* by
   its dispatcher (the only objects every hook can reach). Holds the random session key, transport
   identity, the negotiated version, the running ``tools/list`` traversal and the tools of the last
-  complete application discovery (for the call-time contract check of SPEC §3 rule 5).
+  complete application discovery (for the call-time contract check, docs/model.md#catalog).
 * Per-request records, handed between nested hooks through context variables:
   :class:`RequestRecord` (one per JSON-RPC request, owns the one CLIENT span) and :class:`Slot`
   (an outer wrapper -- ``call_tool`` or ``send_request`` -- that keeps the span open until it has
@@ -30,6 +30,10 @@ from typing import Any
 from opentelemetry.metrics import Histogram
 from opentelemetry.trace import Span, Tracer
 
+from otel_mcp_health import attributes as A
+from otel_mcp_health.core.bounds import LabelBudget
+from otel_mcp_health.core.traversal import CursorChain
+
 #: Per-process key of the cursor hash: equal cursors hash equal inside one process, and a hash
 #: cannot be reversed or compared across processes.
 _CURSOR_KEY = secrets.token_bytes(32)
@@ -42,6 +46,16 @@ def cursor_hash(cursor: str) -> str:
     ).hexdigest()[:16]
 
 
+#: Metric labels whose values a server or the network chooses (docs/attributes.md#bounds).
+OPEN_LABELS = (
+    A.GEN_AI_TOOL_NAME,
+    A.ERROR_TYPE,
+    A.SERVER_ADDRESS,
+    A.SERVER_PORT,
+    A.MCP_PROTOCOL_VERSION,
+)
+
+
 @dataclass(slots=True, kw_only=True)
 class Telemetry:
     """What ``McpHealthInstrumentor.instrument()`` configured."""
@@ -51,6 +65,10 @@ class Telemetry:
     session_duration: Histogram
     idle_window_s: float
     digests: bool
+    max_pages: int
+    #: Open labels of the two histograms, bounded in their distinct values.
+    operation_labels: LabelBudget = field(default_factory=lambda: LabelBudget(OPEN_LABELS))
+    session_labels: LabelBudget = field(default_factory=lambda: LabelBudget(OPEN_LABELS))
 
 
 #: Set by ``_instrument``, cleared by ``_uninstrument``.
@@ -67,18 +85,14 @@ class KnownTool:
 
 @dataclass(slots=True)
 class Traversal:
-    """An application ``tools/list`` traversal in progress (first page = request without cursor)."""
+    """An application ``tools/list`` traversal in progress (first page = request without cursor).
 
-    pages: int = 0
-    intact: bool = True
-    next_cursor_hash: str | None = None
-    seen_cursors: set[str] = field(default_factory=set)
+    The chain is walked page by page (:mod:`otel_mcp_health.core.traversal`); the tool definitions
+    are kept only while it is intact and within the page cap, for the catalog digest at its end.
+    """
+
+    chain: CursorChain
     tools: list[dict[str, Any]] = field(default_factory=list)
-
-
-#: A traversal longer than this stops collecting tool definitions (memory bound) and cannot
-#: produce a catalog digest; the page spans still carry their own facts.
-MAX_TRAVERSAL_PAGES = 1000
 
 
 @dataclass(slots=True, eq=False, kw_only=True)
@@ -100,6 +114,20 @@ class SessionState:
     #: ``tools/call`` requests whose span is still open (weakly held: never keeps one alive).
     open_calls: weakref.WeakSet[RequestRecord] = field(default_factory=weakref.WeakSet)
 
+    def connection_attributes(self) -> dict[str, Any]:
+        """Version, transport and server identity: on every span and duration of the session."""
+        attrs: dict[str, Any] = {}
+        version = self.current_protocol_version()
+        if version is not None:
+            attrs[A.MCP_PROTOCOL_VERSION] = version
+        if self.network_transport is not None:
+            attrs[A.NETWORK_TRANSPORT] = self.network_transport
+        if self.server_address is not None:
+            attrs[A.SERVER_ADDRESS] = self.server_address
+        if self.server_port is not None:
+            attrs[A.SERVER_PORT] = self.server_port
+        return attrs
+
     def current_protocol_version(self) -> str | None:
         """The negotiated version: the session's own view first, then what the handshake said."""
         session = self.session_ref() if self.session_ref is not None else None
@@ -112,6 +140,18 @@ class SessionState:
 DISPATCHERS: weakref.WeakKeyDictionary[Any, SessionState] = weakref.WeakKeyDictionary()
 #: ClientSession -> state (same object as its dispatcher's).
 SESSIONS: weakref.WeakKeyDictionary[Any, SessionState] = weakref.WeakKeyDictionary()
+
+
+def session_state(target: Any) -> SessionState | None:
+    """The state of a ``ClientSession``, or of an object with a ``.session`` (``mcp.Client``)."""
+    for candidate in (target, getattr(target, "session", None)):
+        try:
+            state = SESSIONS.get(candidate)
+        except TypeError:  # unhashable (e.g. the ``mcp.Client`` dataclass): not a session
+            continue
+        if state is not None:
+            return state
+    return None
 
 
 @dataclass(slots=True, weakref_slot=True, eq=False, kw_only=True)
@@ -136,6 +176,13 @@ class RequestRecord:
     http_json_body: bool = False
     transport_outcome: str | None = None
     written: bool | None = None
+    #: Whether the SDK started writing the request: ``None`` where it cannot be seen (the direct
+    #: in-process dispatcher), ``False`` once the SDK's span block began, ``True`` at the write.
+    write_started: bool | None = None
+    #: A response (result or error envelope) arrived.
+    answered: bool = False
+    timed_out: bool = False
+    cancelled: bool = False
     # outcome
     error_type: str | None = None
     exception_type: str | None = None
@@ -153,8 +200,12 @@ class Slot:
     output_schema_valid: bool | None = None
     #: Evidence known before the request exists (call-time contract check), put on its span.
     attributes: dict[str, Any] = field(default_factory=dict)
-    #: Keyed digest of the call's arguments (retry correlation; in memory only).
+    #: The call's arguments (a reference, never copied or exported) and their keyed digest,
+    #: computed only when retry correlation needs it (in memory only).
+    arguments: Any = None
     argument_digest: str | None = None
+    #: The retry check ran (``call_tool`` knew the tool name).
+    checked: bool = False
 
 
 REQUEST: ContextVar[RequestRecord | None] = ContextVar("otel_mcp_health_request", default=None)

@@ -1,0 +1,384 @@
+"""The verdict engine behind :class:`~otel_mcp_health.McpHealthSpanProcessor` (private).
+
+The processor routes each finished MCP span here; the engine keeps the per-session facts
+(:mod:`otel_mcp_health._sessions`), judges the span with the pure core (the same rules the
+offline classifier runs, docs/model.md) and counts the verdict metrics. It returns the verdict
+attributes to add to the span's exported copy. Not thread-safe by itself: :meth:`Engine.judge`
+takes the engine's lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any, Final
+
+from opentelemetry.sdk.trace import ReadableSpan
+
+from otel_mcp_health import _spans, _verdicts
+from otel_mcp_health import attributes as A
+from otel_mcp_health._sessions import Incidents, Session, SessionStore, SilentCall, SilentCalls
+from otel_mcp_health.core.calls import CallResult
+from otel_mcp_health.core.catalog import CatalogResult, classify_catalog
+from otel_mcp_health.core.contract import VERDICT_RULES, HandshakeFacts
+from otel_mcp_health.core.evidence import (
+    AuthorizationEvidence,
+    CallEvidence,
+    ProgressEvidence,
+    SessionEvidence,
+)
+from otel_mcp_health.core.progress import clocks, summarize
+from otel_mcp_health.core.retries import over_budget
+from otel_mcp_health.core.session import classify_session, judge_in_session
+from otel_mcp_health.core.vocabulary import (
+    CatalogVerdict,
+    Era,
+    FirstFailedLayer,
+    Layer,
+    LayerStatus,
+    Verdict,
+)
+from otel_mcp_health.metrics import HealthMetrics
+
+_NS_PER_S: Final = 1_000_000_000
+_TOOLS_CALL: Final = "tools/call"
+_TOOLS_LIST: Final = "tools/list"
+_HANDSHAKES: Final = frozenset(era.value for era in Era)
+_SERVICE_NAME: Final = "service.name"
+_UNKNOWN: Final = "unknown"
+#: Verdicts that open no incident: nothing failed (``unverified`` lacks a receipt, it is not an
+#: outage; ``working`` is live).
+_NO_INCIDENT: Final = frozenset({Verdict.HEALTHY, Verdict.UNVERIFIED, Verdict.WORKING})
+#: Memoized call verdicts kept at once (cleared when full).
+_MAX_MEMO: Final = 1024
+_RULES: Final = {rule.name: rule for rule in VERDICT_RULES}
+#: The contract rows whose verdict goes on a handshake span (docs/model.md#precedence).
+_HANDSHAKE_FAILED: Final = _RULES["handshake_failed"]
+_HANDSHAKE_RULES: Final = frozenset((_HANDSHAKE_FAILED, _RULES["incompatible_session"]))
+
+
+class Engine:
+    """Per-session facts, verdicts and metrics for finished MCP spans."""
+
+    def __init__(
+        self,
+        *,
+        metrics: HealthMetrics,
+        store: SessionStore,
+        max_age_s: float,
+        supported_versions: tuple[str, ...],
+        has_live_calls: Callable[[str], bool],
+    ) -> None:
+        self.sessions = store
+        self._metrics = metrics
+        self._max_age_s = max_age_s
+        self._supported = supported_versions
+        self._has_live_calls = has_live_calls
+        self._incidents = Incidents()
+        self._silent = SilentCalls()
+        self._lock = threading.Lock()
+        #: Judge from the memoized session facts (``False``: re-derive everything per span).
+        self.incremental = True
+        self._memo: dict[tuple[Any, ...], tuple[CallResult, CatalogVerdict, dict[str, Any]]] = {}
+
+    def clear(self) -> None:
+        """Forget every session, incident and silent call (shutdown)."""
+        with self._lock:
+            self.sessions.clear()
+            self._incidents.clear()
+            self._silent.clear()
+
+    def judge(self, span: ReadableSpan, attrs: Mapping[str, Any], key: str) -> dict[str, Any]:
+        """The verdict attributes of one finished span of session ``key`` (may be empty)."""
+        with self._lock:
+            session = self.sessions.touch(key, span.end_time or 0)
+            verdicts: dict[str, Any] = {}
+            if span.name == A.SESSION_END_SPAN_NAME:
+                session.closing = True
+            else:
+                session.server = _spans.server_identity(attrs, session.server)
+                verdicts = self._route(span, attrs, session)
+            # A call span may end after its session (its end waits for an outcome receipt).
+            if session.closing and not self._has_live_calls(key):
+                self.sessions.release(key)
+            return verdicts
+
+    def _route(
+        self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
+    ) -> dict[str, Any]:
+        method = _spans.method(attrs)
+        if method == _TOOLS_CALL:
+            return self._judge_call(span, attrs, session)
+        if method == _TOOLS_LIST:
+            return self._judge_page(span, attrs, session)
+        if method in _HANDSHAKES:
+            return self._judge_handshake(span, attrs, session)
+        if method == A.NOTIFICATION_SPAN_METHOD:
+            if span.start_time is not None:
+                session.add_signal(span.start_time)
+            return self._judge_catalog(span, attrs, session, method)
+        if span.name == A.RECONCILE_SPAN_NAME:
+            return self._judge_reconciliation(span, attrs, session)
+        if span.name == A.INSTALL_SPAN_NAME:
+            session.set_install(
+                attrs.get(A.CATALOG_CLIENT_DIGEST), attrs.get(A.CATALOG_DIGEST_ERROR)
+            )
+            return self._judge_catalog(span, attrs, session, A.INSTALL_SPAN_NAME)
+        return {}
+
+    # ------------------------------------------------------------------------------------------
+    # Catalog
+    # ------------------------------------------------------------------------------------------
+    def _judge_catalog(
+        self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session, kind: str
+    ) -> dict[str, Any]:
+        now = span.end_time
+        if self.incremental:
+            result = session.catalog_result(now, self._max_age_s)
+        else:
+            result = classify_catalog(session.catalog(now, self._max_age_s))
+        labels = {
+            A.CATALOG_VERDICT: result.verdict.value,
+            A.CATALOG_REASON: str(result.reason),
+            A.MCP_METHOD_NAME: kind,
+            **_server_labels(attrs, session),
+        }
+        self._metrics.catalog_verdicts.add(1, labels)
+        if (
+            result.verdict is CatalogVerdict.CONVERGED
+            and session.pending_signal is not None
+            and now is not None
+        ):
+            lag = (now - session.pending_signal) / _NS_PER_S
+            session.pending_signal = None
+            self._metrics.convergence_lag.record(lag, _server_labels(attrs, session))
+        return _verdicts.catalog_attributes(result)
+
+    def _judge_page(
+        self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
+    ) -> dict[str, Any]:
+        if not _spans.is_application_page(attrs):
+            return {}
+        page = _spans.page(attrs)
+        index = attrs.get(A.CATALOG_PAGE_INDEX)
+        digest = attrs.get(A.CATALOG_DIGEST)
+        error = attrs.get(A.CATALOG_DIGEST_ERROR)
+        final = session.add_page(
+            page,
+            first=index == 0 or page.cursor is None,
+            started_at=span.start_time,
+            ended_at=span.end_time,
+            digest=digest if isinstance(digest, str) else None,
+            digest_error=error if isinstance(error, str) else None,
+        )
+        if not final:
+            return {}
+        return self._judge_catalog(span, attrs, session, _TOOLS_LIST)
+
+    # ------------------------------------------------------------------------------------------
+    # Handshake
+    # ------------------------------------------------------------------------------------------
+    def _judge_handshake(
+        self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
+    ) -> dict[str, Any]:
+        evidence = _spans.handshake_evidence(attrs, self._supported)
+        result = classify_session(SessionEvidence(handshake=evidence)).call
+        rule = _RULES[result.rule]
+        if rule is _HANDSHAKE_FAILED:
+            probe = (
+                attrs.get(A.SESSION_ERA) == Era.DISCOVER.value
+                and result.first_failed_layer is FirstFailedLayer.PROTOCOL
+                and result.verdict is not Verdict.INCOMPATIBLE_SESSION
+            )
+            if probe:
+                return {}  # the client falls back to ``initialize``: not a session failure
+            if isinstance(evidence.authorization, AuthorizationEvidence) and (
+                result.first_failed_layer is FirstFailedLayer.AUTHORIZATION
+            ):
+                session.auth_failure = evidence.authorization
+        else:
+            session.handshake = evidence
+            if rule not in _HANDSHAKE_RULES:
+                return {}
+        verdicts: dict[str, Any] = {
+            A.VERDICT: result.verdict.value,
+            A.NEXT_ACTION: result.next_action.value,
+            A.REASON: str(result.reason),
+            A.CALL_FIRST_FAILED_LAYER: result.first_failed_layer.value,
+        }
+        self._open_incident(span, attrs, session, result=result, verdicts=verdicts)
+        return verdicts
+
+    # ------------------------------------------------------------------------------------------
+    # Calls and reconciliations
+    # ------------------------------------------------------------------------------------------
+    def _judge_call(
+        self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
+    ) -> dict[str, Any]:
+        if attrs.get(A.CALL_CANCELLED) is True and attrs.get(A.TRANSPORT_REQUEST_WRITTEN) is False:
+            return {}  # cancelled before the request was written: no call (docs/model.md)
+        call = _spans.call_evidence(attrs)
+        if call.authorization is None and session.auth_failure is not None:
+            # "no authorized exchange has succeeded since": the failure carries forward.
+            call = replace(call, authorization=session.auth_failure)
+        finding = _spans.tool_call_check(attrs)
+        if finding is not None:
+            session.add_finding(finding)
+        result, catalog_verdict, verdicts = self._classify_call(span, attrs, session, call)
+        _remember_authorization(session, call, result)
+        # A silent call is remembered so that its reconciliation span can re-judge it.
+        if result.effect_unknown and span.context is not None:
+            silent = SilentCall(call, session.handshake, catalog_verdict)
+            self._silent.remember(span.context.span_id, silent)
+        receipt, method = attrs.get(A.OUTCOME_RESULT), attrs.get(A.OUTCOME_METHOD)
+        self._metrics.count_call(
+            result,
+            tool=call.tool or "",
+            receipt=receipt if isinstance(receipt, str) else "none",
+            method=str(method or "none"),
+            server=_server_labels(attrs, session),
+        )
+        self._open_incident(span, attrs, session, result=result, verdicts=verdicts)
+        return verdicts
+
+    def _classify_call(
+        self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session, call: CallEvidence
+    ) -> tuple[CallResult, CatalogVerdict, dict[str, Any]]:
+        """The call's result, its session's catalog verdict and the verdict attributes."""
+        now = span.end_time
+        progress = _spans.progress_evidence(
+            attrs, span.events, started_at=span.start_time, now=now, completed_at=now
+        )
+        summary = summarize(progress)
+        if self.incremental:
+            facts = session.handshake_facts()
+            catalog = session.catalog_result(now, self._max_age_s)
+            result, catalog_verdict, base = self._verdict(call, progress, facts, catalog)
+        else:  # the full derivation, kept for the differential test
+            outcome = classify_session(
+                SessionEvidence(
+                    handshake=session.handshake,
+                    catalog=session.catalog(now, self._max_age_s),
+                    call=call,
+                    progress=progress,
+                )
+            )
+            result, catalog_verdict = outcome.call, outcome.catalog_verdict
+            base = _base_attributes(outcome.call, outcome.catalog)
+        verdicts = dict(base)
+        if summary.count:
+            verdicts.update(_verdicts.progress_attributes(summary))
+        return result, catalog_verdict, verdicts
+
+    def _verdict(
+        self,
+        call: CallEvidence,
+        progress: ProgressEvidence,
+        facts: HandshakeFacts,
+        catalog: CatalogResult,
+    ) -> tuple[CallResult, CatalogVerdict, dict[str, Any]]:
+        """Memoized: equal call evidence and clock state under equal session facts (what the
+        contract reads of them) get the same verdict, in any session."""
+        failed = facts.failed
+        handshake = (
+            facts.compatible,
+            facts.incompatible_reason,
+            None if failed is None else (failed.first_failed, failed.reason, failed.next_action),
+        )
+        key = (call, clocks(progress).live_state, handshake, catalog)
+        hit = self._memo.get(key)
+        if hit is None:
+            outcome = judge_in_session(call, progress, handshake=facts, catalog=catalog)
+            base = _base_attributes(outcome.call, outcome.catalog)
+            if len(self._memo) >= _MAX_MEMO:
+                self._memo.clear()
+            hit = self._memo[key] = (outcome.call, outcome.catalog_verdict, base)
+        return hit
+
+    def _judge_reconciliation(
+        self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
+    ) -> dict[str, Any]:
+        """Re-judge the silent call the ``mcp_health.reconcile`` span links to, with what
+        reconciliation found, in the session it ran in (docs/model.md#silence); without that
+        call (evicted or not sampled) the span keeps its evidence only."""
+        effect = _spans.effect_evidence(attrs)
+        silent = next(
+            (
+                found
+                for link in span.links
+                if (found := self._silent.take(link.context.span_id)) is not None
+            ),
+            None,
+        )
+        if effect is None or silent is None:
+            return {}
+        call = replace(silent.call, effect=effect, outcome=_spans.outcome_evidence(attrs))
+        result = classify_session(
+            SessionEvidence(
+                handshake=silent.handshake, catalog_verdict=silent.catalog_verdict, call=call
+            )
+        ).call
+        verdicts = _verdicts.call_attributes(result)
+        self._open_incident(span, attrs, session, result=result, verdicts=verdicts)
+        return verdicts
+
+    # ------------------------------------------------------------------------------------------
+    # Incidents
+    # ------------------------------------------------------------------------------------------
+    def _open_incident(
+        self,
+        span: ReadableSpan,
+        attrs: Mapping[str, Any],
+        session: Session,
+        *,
+        result: CallResult,
+        verdicts: dict[str, Any],
+    ) -> None:
+        """Key a non-green verdict as an incident; a healthy call clears its server's incidents."""
+        verdict, layer = result.verdict, result.first_failed_layer
+        server = session.server or _UNKNOWN
+        if verdict is Verdict.HEALTHY:
+            self._incidents.clear_server(server)
+            return
+        if verdict in _NO_INCIDENT:
+            return
+        service = span.resource.attributes.get(_SERVICE_NAME, _UNKNOWN)
+        key = _verdicts.incident_key(str(service), server, layer.value, result.reason)
+        verdicts[A.INCIDENT_KEY] = key
+        attempt = self._incidents.open(key, server)
+        verdicts[A.INCIDENT_ATTEMPT] = attempt
+        if over_budget(verdict, layer, result.reason, attempt):
+            verdicts[A.RETRY_OVER_BUDGET] = True
+        if attempt == 1:
+            labels = {A.VERDICT: verdict.value, A.CALL_FIRST_FAILED_LAYER: layer.value}
+            self._metrics.incidents.add(1, {**labels, **_server_labels(attrs, session)})
+
+
+def _base_attributes(result: CallResult, catalog: CatalogResult | None) -> dict[str, Any]:
+    verdicts = _verdicts.call_attributes(result)
+    if catalog is not None:
+        verdicts.update(_verdicts.catalog_attributes(catalog))
+    return verdicts
+
+
+def _server_labels(attrs: Mapping[str, Any], session: Session) -> dict[str, Any]:
+    address = attrs.get(A.SERVER_ADDRESS)
+    if isinstance(address, str):
+        labels: dict[str, Any] = {A.SERVER_ADDRESS: address}
+        port = attrs.get(A.SERVER_PORT)
+        if isinstance(port, int):
+            labels[A.SERVER_PORT] = port
+        return labels
+    return {A.SERVER_NAME: session.server or _UNKNOWN}
+
+
+def _remember_authorization(session: Session, call: CallEvidence, result: CallResult) -> None:
+    """A failure holds until an authorized exchange succeeds."""
+    authorization = result.layers.get(Layer.AUTHORIZATION)
+    if authorization is LayerStatus.FAILED and isinstance(
+        call.authorization, AuthorizationEvidence
+    ):
+        session.auth_failure = call.authorization
+    elif authorization is LayerStatus.PASSED:
+        session.auth_failure = None

@@ -1,0 +1,144 @@
+"""Verdicts → span attributes, and the read-only copy handed to the exporter (private).
+
+Every key comes from :mod:`otel_mcp_health.attributes` and every value is a vocabulary member or a
+short code, never free text. The copy is also the privacy defense in depth of the processor
+(docs/model.md#privacy): status descriptions and exception messages never leave it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from opentelemetry.sdk.trace import Event, ReadableSpan
+from opentelemetry.trace import Status, StatusCode
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health.core.calls import CallResult
+from otel_mcp_health.core.catalog import CatalogResult
+from otel_mcp_health.core.progress import ProgressSummary
+
+Attributes = Mapping[str, Any]
+#: Exception-event members that may be forwarded: the class name and the "escaped" flag. The
+#: message and stack trace can quote argument or result values (docs/model.md#privacy) and are
+#: dropped.
+_SAFE_EXCEPTION_KEYS = frozenset({A.EXCEPTION_TYPE, "exception.escaped"})
+
+
+# ----------------------------------------------------------------------------------------------
+# Results → attributes
+# ----------------------------------------------------------------------------------------------
+def catalog_attributes(result: CatalogResult) -> dict[str, Any]:
+    """``mcp_health.catalog.*`` verdict attributes of a catalog judgement."""
+    attrs: dict[str, Any] = {
+        A.CATALOG_VERDICT: result.verdict.value,
+        A.CATALOG_REASON: str(result.reason),
+        A.CATALOG_CLIENT_SOURCE: result.client_source.value,
+    }
+    if result.max_age_seconds is not None:
+        attrs[A.CATALOG_MAX_AGE_S] = result.max_age_seconds
+    if result.discovered_digest is not None:
+        attrs[A.CATALOG_DIGEST] = result.discovered_digest
+    if result.client_digest is not None:
+        attrs[A.CATALOG_CLIENT_DIGEST] = result.client_digest
+    return attrs
+
+
+def call_attributes(result: CallResult) -> dict[str, Any]:
+    """Verdict, next action, reasons and the five layer statuses of one judged call."""
+    attrs: dict[str, Any] = {
+        A.VERDICT: result.verdict.value,
+        A.NEXT_ACTION: result.next_action.value,
+        A.REASON: str(result.reason),
+        A.CALL_FIRST_FAILED_LAYER: result.first_failed_layer.value,
+        A.CALL_REASON: str(result.reason),
+    }
+    for layer, status in result.layers.items():
+        attrs[A.layer_attribute(layer.value)] = status.value
+    if result.effect_unknown:
+        attrs[A.EFFECT_UNKNOWN] = True
+    return attrs
+
+
+def progress_attributes(summary: ProgressSummary) -> dict[str, Any]:
+    """The progress summary a finished call span carries (docs/model.md#verdicts)."""
+    attrs: dict[str, Any] = {
+        A.PROGRESS_COUNT: summary.count,
+        A.PROGRESS_VALID_COUNT: summary.valid_count,
+        A.PROGRESS_MONOTONIC: summary.monotonic,
+        A.PROGRESS_LATE_COUNT: summary.late_count,
+        A.PROGRESS_WRONG_TOKEN_COUNT: summary.wrong_token_count,
+    }
+    if summary.max_gap_seconds is not None:
+        attrs[A.PROGRESS_MAX_GAP_S] = summary.max_gap_seconds
+    return attrs
+
+
+def incident_key(service: str, server: str, layer: str, reason: str) -> str:
+    """A short, stable, non-reversible key: service + server identity + layer + reason code."""
+    material = "\x1f".join((service, server, layer, reason)).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(material).hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------------------------
+# The copy handed to the exporting processor
+# ----------------------------------------------------------------------------------------------
+def _sanitized_events(events: Sequence[Event]) -> Sequence[Event]:
+    if not any(event.name == A.EXCEPTION_EVENT for event in events):
+        return events
+    cleaned: list[Event] = []
+    for event in events:
+        if event.name == A.EXCEPTION_EVENT:
+            kept = {k: v for k, v in (event.attributes or {}).items() if k in _SAFE_EXCEPTION_KEYS}
+            cleaned.append(Event(event.name, kept, event.timestamp))
+        else:
+            cleaned.append(event)
+    return tuple(cleaned)
+
+
+def _sanitized_status(span: ReadableSpan, attributes: Attributes) -> Status:
+    status = span.status
+    if status.description is None:
+        return status
+    error_type = attributes.get(A.ERROR_TYPE)
+    description = error_type if isinstance(error_type, str) else None
+    return Status(StatusCode.ERROR, description)
+
+
+def carries_text(span: ReadableSpan) -> bool:
+    """Whether the span holds text the copy would sanitize (a status description, an exception
+    event with more than the exception class)."""
+    if span.status.description is not None:
+        return True
+    return any(
+        event.name == A.EXCEPTION_EVENT
+        and any(k not in _SAFE_EXCEPTION_KEYS for k in (event.attributes or {}))
+        for event in span.events
+    )
+
+
+def enriched_copy(
+    span: ReadableSpan, attributes: Attributes, verdicts: Mapping[str, Any]
+) -> ReadableSpan:
+    """A read-only copy of a finished MCP span with the verdict attributes merged in.
+
+    ``attributes`` is the span's own attributes as a plain dict (read once by the caller).
+    Privacy defense in depth (docs/model.md#privacy): the status description becomes the span's
+    sanitized ``error.type`` and exception events keep only the exception class, whatever the SDK
+    or another instrumentation wrote there (server error texts can echo argument values).
+    """
+    return ReadableSpan(
+        name=span.name,
+        context=span.context,
+        parent=span.parent,
+        resource=span.resource,
+        attributes={**attributes, **verdicts},
+        events=_sanitized_events(span.events),
+        links=span.links,
+        kind=span.kind,
+        status=_sanitized_status(span, attributes),
+        start_time=span.start_time,
+        end_time=span.end_time,
+        instrumentation_scope=span.instrumentation_scope,
+    )

@@ -1,0 +1,56 @@
+"""Every fixed reason code, in one enumeration (docs/model.md#reason-codes).
+
+A verdict's reason is one of these members, or a code built from the evidence: ``http_<status>``,
+``jsonrpc_<code>``, a transport outcome, an authorization error, a digest reason, or
+``catalog_<reason>`` for a call whose catalog is not converged. Members are strings, so they
+compare, format and serialize as their value.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Reason(StrEnum):
+    """A fixed reason code."""
+
+    OK = "ok"
+    # catalog (docs/model.md#catalog)
+    NO_DISCOVERY = "no_discovery"
+    NO_REFRESH_POLICY = "no_refresh_policy"
+    REFRESH_OVERDUE = "refresh_overdue"
+    CLOCK_UNOBSERVED = "clock_unobserved"
+    SIGNAL_AFTER_DISCOVERY = "signal_after_discovery"
+    DIGEST_MISMATCH = "digest_mismatch"
+    DIGEST_UNAVAILABLE = "digest_unavailable"
+    UNKNOWN_TOOL_CALLED = "unknown_tool_called"
+    MISSING_REQUIRED_ARGUMENT = "missing_required_argument"
+    # cursor chains (docs/model.md#catalog)
+    CURSOR_REMAINING = "cursor_remaining"
+    CURSOR_GAP = "cursor_gap"
+    CURSOR_LOOP = "cursor_loop"
+    PAGE_FAILED = "page_failed"
+    COMPLETION_UNRECORDED = "completion_unrecorded"
+    # layers (docs/model.md#layers)
+    TIMEOUT = "timeout"
+    IS_ERROR = "is_error"
+    OUTPUT_SCHEMA_VIOLATION = "output_schema_violation"
+    RESULT_SCHEMA_VIOLATION = "result_schema_violation"
+    VERIFIER_FAILED = "verifier_failed"
+    VERIFIER_INCONCLUSIVE = "verifier_inconclusive"
+    NO_OUTCOME_VERIFIER = "no_outcome_verifier"
+    OUTCOME_NOT_REQUIRED = "outcome_not_required"
+    EFFECT_CONFIRMED = "effect_confirmed"
+    # contract (docs/model.md#verdicts)
+    UNSUPPORTED_VERSION = "unsupported_version"
+    MISSING_CAPABILITY = "missing_capability_tools"
+    SESSION_UNOBSERVED = "session_unobserved"
+    NO_CALL = "no_call"
+    EFFECT_ABSENT = "effect_absent"
+    IN_FLIGHT = "in_flight"
+    # progress clocks (docs/model.md#verdicts)
+    IDLE_WINDOW = "idle_window"
+    DEADLINE = "deadline"
+
+
+__all__ = ["Reason"]

@@ -1,0 +1,166 @@
+"""Hooks of the catalog: ``tools/list`` pages and the traversal they form, reported installs.
+
+Every public function here is a hook of the extraction seam: the wrappers call it through this
+module's attribute, inside a fence, so a test can make each one raise and prove the host sees no
+difference (the host comes first). Nothing here reads argument values, result text, headers other
+than ``WWW-Authenticate``'s ``error``/``scope`` or exception messages (docs/model.md#privacy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from opentelemetry.trace import SpanKind
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health.core.catalog import required_properties
+from otel_mcp_health.core.digest import (
+    REASON_TOOL_NOT_AN_OBJECT,
+    REASON_UNREPRESENTABLE,
+    DigestError,
+    digest_tools,
+)
+from otel_mcp_health.core.traversal import CursorChain
+from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION, ClientSource
+from otel_mcp_health.instrumentation import _state
+from otel_mcp_health.instrumentation._state import (
+    KnownTool,
+    RequestRecord,
+    SessionState,
+    Telemetry,
+    Traversal,
+    cursor_hash,
+)
+
+
+def page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[str, Any]) -> None:
+    """One ``tools/list`` page: chain facts, counts and digests; a completed traversal's digest."""
+    cursor = record.params.get("cursor")
+    cursor = cursor if isinstance(cursor, str) else None
+    next_cursor = result.get("nextCursor")
+    next_cursor = next_cursor if isinstance(next_cursor, str) else None
+    raw_tools = result.get("tools")
+    tools = [t for t in raw_tools if isinstance(t, Mapping)] if isinstance(raw_tools, list) else []
+    attrs: dict[str, Any] = {A.CATALOG_PAGE_TOOL_COUNT: len(tools)}
+    cursor_h = cursor_hash(cursor) if cursor is not None else None
+    if cursor_h is not None:
+        attrs[A.CATALOG_PAGE_CURSOR_HASH] = cursor_h
+    next_hash = cursor_hash(next_cursor) if next_cursor is not None else None
+    if next_hash is not None:
+        attrs[A.CATALOG_PAGE_NEXT_CURSOR_HASH] = next_hash
+    if telemetry.digests:
+        _set_digest(attrs, A.CATALOG_PAGE_DIGEST, tools)
+    if record.origin == A.ORIGIN_INTERNAL:
+        if cursor is None:
+            attrs[A.CATALOG_PAGE_INDEX] = 0
+        record.span.set_attributes(attrs)
+        return
+    _advance(telemetry, record.state, attrs, (cursor_h, next_hash), tools)
+    record.span.set_attributes(attrs)
+
+
+def _advance(
+    telemetry: Telemetry,
+    state: SessionState,
+    attrs: dict[str, Any],
+    link: tuple[str | None, str | None],
+    tools: list[Mapping[str, Any]],
+) -> None:
+    """Walk the session's traversal one page; at its end, the catalog's digest and tools."""
+    cursor_h, next_hash = link
+    traversal = state.traversal
+    if cursor_h is None:
+        traversal = state.traversal = Traversal(CursorChain(telemetry.max_pages))
+    elif traversal is None:
+        # A cursor with no first page before it: at least one page was not seen (a gap).
+        traversal = state.traversal = Traversal(CursorChain.joined_midway(telemetry.max_pages))
+    attrs[A.CATALOG_PAGE_INDEX] = traversal.chain.pages
+    traversal.chain.add(cursor_h, next_hash)
+    if not traversal.chain.intact:
+        traversal.tools.clear()  # a broken or over-long chain has no catalog digest
+    else:
+        traversal.tools.extend(dict(t) for t in tools)
+    if next_hash is not None:
+        return
+    state.traversal = None
+    if traversal.chain.intact:
+        attrs[A.CATALOG_TOOL_COUNT] = len(traversal.tools)
+        if telemetry.digests:
+            attrs[A.CATALOG_DIGEST_PROJECTION] = DIGEST_PROJECTION
+            _set_digest(attrs, A.CATALOG_DIGEST, traversal.tools)
+        state.known_tools = {
+            tool["name"]: _known_tool(tool)
+            for tool in traversal.tools
+            if isinstance(tool.get("name"), str)
+        }
+
+
+def _set_digest(attrs: dict[str, Any], key: str, tools: Sequence[Mapping[str, Any]]) -> None:
+    try:
+        attrs[key] = digest_tools(tools)
+    except DigestError as exc:
+        attrs[A.CATALOG_DIGEST_ERROR] = exc.reason
+    except (RecursionError, MemoryError, TypeError, ValueError):
+        attrs[A.CATALOG_DIGEST_ERROR] = REASON_UNREPRESENTABLE  # never a digest of a guess
+
+
+def _known_tool(tool: Mapping[str, Any]) -> KnownTool:
+    annotations = tool.get("annotations")
+    hint = annotations.get("readOnlyHint") if isinstance(annotations, Mapping) else None
+    return KnownTool(
+        required=frozenset(required_properties(tool)),
+        read_only=hint if isinstance(hint, bool) else None,
+    )
+
+
+def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
+    """Emit the ``mcp_health.install`` span for what the application exposes to its agent.
+
+    Whatever ``tools`` holds, the report is never dropped: something that is not a list of tool
+    definitions gives a digest error (``tool_not_an_object``), which the processor judges
+    ``unverifiable`` (docs/model.md#catalog).
+    """
+    state = _state.session_state(target)
+    if state is None:
+        return
+    projected, error = _wire_tools(tools)
+    attrs: dict[str, Any] = {
+        A.SESSION_KEY: state.key,
+        A.CATALOG_CLIENT_SOURCE: ClientSource.REGISTERED.value,
+        A.CATALOG_CLIENT_TOOL_COUNT: len(projected),
+        A.CATALOG_DIGEST_PROJECTION: DIGEST_PROJECTION,
+    }
+    if error is not None:
+        attrs[A.CATALOG_DIGEST_ERROR] = error
+    else:
+        _set_digest(attrs, A.CATALOG_CLIENT_DIGEST, projected)
+    telemetry.tracer.start_span(A.INSTALL_SPAN_NAME, kind=SpanKind.INTERNAL, attributes=attrs).end()
+
+
+def _wire_tools(tools: Any) -> tuple[list[Mapping[str, Any]], str | None]:
+    """Tool definitions as wire dicts, or the reason they are not tool definitions."""
+    try:
+        items = list(tools)
+    except Exception:
+        return [], REASON_TOOL_NOT_AN_OBJECT
+    projected: list[Mapping[str, Any]] = []
+    for tool in items:
+        wire = _wire_tool(tool)
+        if wire is None:
+            return [], REASON_TOOL_NOT_AN_OBJECT
+        projected.append(wire)
+    return projected, None
+
+
+def _wire_tool(tool: Any) -> Mapping[str, Any] | None:
+    if isinstance(tool, Mapping):
+        return tool
+    dump = getattr(tool, "model_dump", None)
+    if not callable(dump):
+        return None
+    try:
+        dumped = dump(by_alias=True, exclude_none=True, mode="json")
+    except Exception:
+        return None
+    return dumped if isinstance(dumped, Mapping) else None

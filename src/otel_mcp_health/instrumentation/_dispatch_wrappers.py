@@ -1,0 +1,196 @@
+"""Wrappers of the SDK's dispatchers: one record and one CLIENT span per request (private).
+
+The rules of :mod:`._wrappers` apply. The dispatcher wrapper (``send_raw_request``) starts the one
+CLIENT span of every client request and makes it current; the replaced
+``mcp.shared.jsonrpc_dispatcher.otel_span`` hands that span to the SDK instead of creating a
+second one; ``_write`` tells a cancellation before the write (no call) from one after it (silence).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import wrapt
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health.instrumentation import _request_hooks, _result_hooks, _state
+from otel_mcp_health.instrumentation._state import RequestRecord, Slot, Telemetry
+from otel_mcp_health.instrumentation._wrappers import active, fenced
+
+_logger = logging.getLogger(__name__)
+
+
+# ----------------------------------------------------------------------------------------------
+# Dispatchers: one record (and one CLIENT span) per request
+# ----------------------------------------------------------------------------------------------
+def _bind_request(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
+    method = args[0] if args else kwargs.get("method")
+    params = args[1] if len(args) > 1 else kwargs.get("params")
+    opts = args[2] if len(args) > 2 else kwargs.get("opts")
+    return method, params, opts
+
+
+def _begin(
+    telemetry: Telemetry, state: _state.SessionState, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[RequestRecord | None, Slot | None, tuple[Any, ...], dict[str, Any]]:
+    """Start the request's record; route its progress callback through our tap (fenced)."""
+    try:
+        method, params, opts = _bind_request(args, kwargs)
+        slot = _state.SLOT.get()
+        if slot is not None and (slot.record is not None or slot.method not in (None, method)):
+            slot = None
+        record = _request_hooks.begin_request(
+            telemetry, state, method, params, opts=opts, slot=slot
+        )
+    except Exception:
+        _logger.debug(
+            "mcp_health: request start failed; the application is unaffected", exc_info=True
+        )
+        return None, None, args, kwargs
+    try:
+        callback = opts.get("on_progress") if isinstance(opts, Mapping) else None
+        if callback is not None:
+            tapped = dict(opts)
+            tapped["on_progress"] = _request_hooks.progress_tap(record, callback)
+            if len(args) > 2:
+                args = (*args[:2], tapped, *args[3:])
+            else:
+                kwargs = {**kwargs, "opts": tapped}
+    except Exception:
+        _logger.debug(
+            "mcp_health: progress tap failed; the application is unaffected", exc_info=True
+        )
+    return record, slot, args, kwargs
+
+
+async def send_raw_request(
+    configured: Telemetry,
+    wrapped: Any,
+    instance: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    """``JSONRPCDispatcher.send_raw_request`` and ``DirectDispatcher.send_raw_request``."""
+    state = _state.DISPATCHERS.get(instance)
+    telemetry = active(configured)
+    record: RequestRecord | None = None
+    slot: Slot | None = None
+    if state is not None and telemetry is not None:
+        record, slot, args, kwargs = _begin(telemetry, state, args, kwargs)
+    if record is None or telemetry is None:
+        # Server-side dispatchers in this process (and untracked sessions) pass straight through:
+        # a client record visible in their context was entered already, so it is never claimed.
+        return await wrapped(*args, **kwargs)
+    if slot is not None:
+        slot.record = record
+    request_token = _state.REQUEST.set(record)
+    slot_token = _state.SLOT.set(None)
+    context_token = otel_context.attach(trace.set_span_in_context(record.span))
+    try:
+        result = await wrapped(*args, **kwargs)
+    except BaseException as exc:
+        fenced("request error", _result_hooks.on_error, record, exc)
+        if slot is None:
+            fenced("request end", _request_hooks.finish, telemetry, record)
+        raise
+    finally:
+        otel_context.detach(context_token)
+        _state.SLOT.reset(slot_token)
+        _state.REQUEST.reset(request_token)
+    fenced("request result", _result_hooks.on_result, telemetry, record, result)
+    if slot is None:
+        fenced("request end", _request_hooks.finish, telemetry, record)
+    return result
+
+
+def otel_span(
+    configured: Telemetry,
+    wrapped: Any,
+    instance: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    """``mcp.shared.jsonrpc_dispatcher.otel_span``: hand the SDK our span for a client request.
+
+    Any other caller (server-side dispatchers, uninstrumented sessions) gets the SDK's own factory.
+    """
+    record = _state.REQUEST.get()
+    attributes = kwargs.get("attributes")
+    if (
+        record is None
+        or record.sdk_span_entered
+        or not isinstance(attributes, Mapping)
+        or attributes.get(A.MCP_METHOD_NAME) != record.method
+    ):
+        return wrapped(*args, **kwargs)
+    return _claimed_span(record, attributes)
+
+
+def dispatch_notification(
+    configured: Telemetry,
+    wrapped: Any,
+    instance: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    """``JSONRPCDispatcher._dispatch_notification`` (sync): progress naming another token."""
+    if active(configured) is not None and instance in _state.DISPATCHERS:
+        message = args[0] if args else kwargs.get("msg")
+        sender_ctx = args[3] if len(args) > 3 else kwargs.get("sender_ctx")
+        fenced(
+            "inbound progress", _request_hooks.on_inbound_progress, instance, message, sender_ctx
+        )
+    return wrapped(*args, **kwargs)
+
+
+async def dispatcher_write(
+    configured: Telemetry,
+    wrapped: Any,
+    instance: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    """``JSONRPCDispatcher._write``: the moment a request may reach the server (a cancellation
+    before it is no call, after it is silence)."""
+    record = _state.REQUEST.get()
+    if record is not None and active(configured) is not None:
+        message = args[0] if args else kwargs.get("message")
+        fenced("request write", _request_hooks.on_write, record, message)
+    return await wrapped(*args, **kwargs)
+
+
+@contextmanager
+def _claimed_span(record: RequestRecord, attributes: Mapping[str, Any]) -> Iterator[Any]:
+    fenced("sdk span", _request_hooks.on_sdk_span, record, attributes)
+    try:
+        yield _SdkSpanView(record.span)
+    except BaseException as exc:
+        fenced("sdk span exit", _request_hooks.on_sdk_span_exit, record, exc)
+        raise
+    fenced("sdk span exit", _request_hooks.on_sdk_span_exit, record, None)
+
+
+class _SdkSpanView(wrapt.ObjectProxy[Any]):
+    """Our span as the SDK sees it: the SDK's own error attributes and status are dropped.
+
+    The SDK would copy the server's JSON-RPC error message into the status description (content,
+    docs/model.md#privacy); our extraction records the code, the error class and an empty ERROR
+    status instead.
+    """
+
+    def set_attribute(self, key: str, value: Any) -> None:
+        """Dropped: evidence comes from the hook modules."""
+
+    def set_attributes(self, attributes: Mapping[str, Any]) -> None:
+        """Dropped: evidence comes from the hook modules."""
+
+    def set_status(self, status: Any, description: str | None = None) -> None:
+        """Dropped: the status is set without a description when the span ends."""
+
+    def record_exception(self, exception: BaseException, *args: Any, **kwargs: Any) -> None:
+        """Dropped: exception events carry the class name only."""

@@ -1,0 +1,298 @@
+"""Hooks of one request before its outcome: the span, the contract check, progress, the write.
+
+Every public function here is a hook of the extraction seam: the wrappers call it through this
+module's attribute, inside a fence, so a test can make each one raise and prove the host sees no
+difference (the host comes first). Nothing here reads argument values, result text, headers other
+than ``WWW-Authenticate``'s ``error``/``scope`` or exception messages (docs/model.md#privacy).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from opentelemetry.trace import SpanKind, Status, StatusCode, get_current_span
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health.core.bounds import cap, cap_names
+from otel_mcp_health.core.catalog import missing_required
+from otel_mcp_health.instrumentation import _state
+from otel_mcp_health.instrumentation._sdk import (
+    CONNECTION_CLOSED,
+    HANDSHAKE_METHODS,
+    mcp_code,
+    requested_version,
+)
+from otel_mcp_health.instrumentation._state import (
+    RequestRecord,
+    SessionState,
+    Slot,
+    Telemetry,
+    cursor_hash,
+)
+
+_logger = logging.getLogger(__name__)
+
+#: The SDK's progress callback shape (``mcp.shared.dispatcher.ProgressFnT``).
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+_NAMED_METHODS = {"tools/call", "prompts/get"}
+
+
+def begin_request(
+    telemetry: Telemetry,
+    state: SessionState,
+    method: str,
+    params: Any,
+    *,
+    opts: Any,
+    slot: Slot | None,
+) -> RequestRecord:
+    """Start the one CLIENT span of a request, with everything known before it is sent."""
+    params = params if isinstance(params, Mapping) else {}
+    target = params.get("name") if method in _NAMED_METHODS else None
+    target = cap(target) if isinstance(target, str) else None  # server-chosen: bounded
+    attrs = _request_attributes(state, method)
+    origin = _method_attributes(
+        attrs, telemetry, method, params=params, target=target, opts=opts, slot=slot
+    )
+    outer = get_current_span()
+    borrowed = _is_outer_client_span(outer, method)
+    if borrowed:
+        outer.set_attributes(attrs)
+        span = outer
+    else:
+        name = f"{method} {target}" if target is not None else method
+        span = telemetry.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attrs)
+    record = RequestRecord(
+        state=state,
+        method=method,
+        span=span,
+        params=params,
+        tool_name=target,
+        origin=origin,
+        recording=span.is_recording(),
+        borrowed=borrowed,
+    )
+    if method == "tools/call":
+        state.open_calls.add(record)
+    return record
+
+
+def _request_attributes(state: SessionState, method: str) -> dict[str, Any]:
+    attrs: dict[str, Any] = {A.MCP_METHOD_NAME: method, A.SESSION_KEY: state.key}
+    attrs.update(state.connection_attributes())
+    if state.network_transport == "tcp":
+        attrs[A.NETWORK_PROTOCOL_NAME] = "http"
+    if state.session_id is not None:
+        attrs[A.MCP_SESSION_ID] = state.session_id
+    return attrs
+
+
+def _method_attributes(
+    attrs: dict[str, Any],
+    telemetry: Telemetry,
+    method: str,
+    *,
+    params: Mapping[str, Any],
+    target: str | None,
+    opts: Any,
+    slot: Slot | None,
+) -> str | None:
+    """What each method knows before it is sent; returns a ``tools/list`` page's origin."""
+    if method == "tools/call" and target is not None:
+        attrs[A.GEN_AI_TOOL_NAME] = target
+        attrs[A.GEN_AI_OPERATION_NAME] = A.GEN_AI_OPERATION_EXECUTE_TOOL
+        attrs[A.CALL_IDLE_WINDOW_S] = telemetry.idle_window_s
+        deadline = opts.get("timeout") if isinstance(opts, Mapping) else None
+        if isinstance(deadline, int | float):
+            attrs[A.CALL_DEADLINE_S] = float(deadline)
+        if slot is not None and slot.method == method:
+            attrs.update(slot.attributes)
+    elif method == "prompts/get" and target is not None:
+        attrs[A.GEN_AI_PROMPT_NAME] = target
+    elif method == "tools/list":
+        origin = A.ORIGIN_INTERNAL if _state.INTERNAL.get() else A.ORIGIN_APPLICATION
+        attrs[A.EVIDENCE_ORIGIN] = origin
+        # Known before the answer, so that a page that fails keeps its place in the chain.
+        cursor = params.get("cursor")
+        if isinstance(cursor, str):
+            attrs[A.CATALOG_PAGE_CURSOR_HASH] = cursor_hash(cursor)
+        else:
+            attrs[A.CATALOG_PAGE_INDEX] = 0
+        return origin
+    elif method in HANDSHAKE_METHODS:
+        attrs[A.SESSION_ERA] = HANDSHAKE_METHODS[method].value
+        requested = requested_version(method, params)
+        if requested is not None:
+            attrs[A.SESSION_REQUESTED_VERSION] = requested
+    return None
+
+
+def _is_outer_client_span(span: Any, method: str) -> bool:
+    """Is the current span another instrumentation's open CLIENT span for this very request?
+
+    Higher-level clients (FastMCP's ``Client``) trace each MCP request themselves. Semconv says
+    not to add a second span then but to put the MCP attributes on the existing one, so the
+    request's evidence goes onto that span and it is left for its owner to end.
+    """
+    if not span.is_recording() or getattr(span, "kind", None) is not SpanKind.CLIENT:
+        return False
+    attributes = getattr(span, "attributes", None)
+    return isinstance(attributes, Mapping) and attributes.get(A.MCP_METHOD_NAME) == method
+
+
+def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> None:
+    """Call-time contract check (docs/model.md#catalog) against the last complete discovery.
+
+    Only the tool name and the *names* of the arguments are looked at; the fact and the missing
+    property names go on the span, argument values never leave this function.
+    """
+    known = state.known_tools
+    if known is None or not isinstance(name, str):
+        return
+    tool = known.get(name)
+    if tool is None:
+        slot.attributes[A.CALL_CONTRACT] = A.CONTRACT_UNKNOWN_TOOL
+        return
+    if tool.read_only is not None:
+        slot.attributes[A.TOOL_READ_ONLY] = tool.read_only
+    missing = missing_required(tool.required, arguments if isinstance(arguments, Mapping) else ())
+    if missing:
+        slot.attributes[A.CALL_CONTRACT] = A.CONTRACT_MISSING_REQUIRED_ARGUMENT
+        slot.attributes[A.CALL_MISSING_ARGUMENTS] = cap_names(missing)
+    else:
+        slot.attributes[A.CALL_CONTRACT] = A.CONTRACT_OK
+
+
+def progress_tap(record: RequestRecord, callback: ProgressCallback) -> ProgressCallback:
+    """Wrap a request's progress callback: one span event per notification, then the callback."""
+
+    async def tap(progress: float, total: float | None, message: str | None) -> None:
+        try:
+            on_progress(record, progress, total)
+        except Exception:  # the host's callback must run whatever happens to our evidence
+            _logger.debug("progress evidence failed", exc_info=True)
+        await callback(progress, total, message)
+
+    return tap
+
+
+def on_progress(record: RequestRecord, progress: float, total: float | None) -> None:
+    """A ``notifications/progress`` for this request arrived (values only, never the message)."""
+    if record.ended or not record.recording:
+        return
+    attrs: dict[str, Any] = {A.PROGRESS_VALUE: float(progress), A.PROGRESS_TOKEN_MATCH: True}
+    if total is not None:
+        attrs[A.PROGRESS_TOTAL] = float(total)
+    record.span.add_event(A.PROGRESS_EVENT, attrs)
+
+
+def on_inbound_progress(dispatcher: Any, message: Any, sender_ctx: Any) -> None:
+    """A ``notifications/progress`` arrived on a request's own stream (streamable HTTP carries
+    the request's context with it) but names another token: inconsistent evidence, recorded
+    as such on that request's span (``token_match=False``). Matching tokens are recorded by the
+    progress tap; notifications with no request context cannot be attributed and are ignored.
+    """
+    if getattr(message, "method", None) != "notifications/progress" or sender_ctx is None:
+        return
+    record = sender_ctx.get(_state.REQUEST)
+    params = message.params
+    if record is None or record.ended or not record.recording or not isinstance(params, Mapping):
+        return
+    if _state.DISPATCHERS.get(dispatcher) is not record.state:
+        return
+    token, progress = params.get("progressToken"), params.get("progress")
+    if record.request_id is None or str(token) == record.request_id:
+        return
+    attrs: dict[str, Any] = {A.PROGRESS_TOKEN_MATCH: False}
+    if isinstance(progress, int | float) and not isinstance(progress, bool):
+        attrs[A.PROGRESS_VALUE] = float(progress)
+    total = params.get("total")
+    if isinstance(total, int | float) and not isinstance(total, bool):
+        attrs[A.PROGRESS_TOTAL] = float(total)
+    record.span.add_event(A.PROGRESS_EVENT, attrs)
+
+
+def on_sdk_span(record: RequestRecord, attributes: Mapping[str, Any] | None) -> None:
+    """The SDK asked for its client span: this is the request's; learn its JSON-RPC id."""
+    record.sdk_span_entered = True
+    if record.write_started is None:
+        record.write_started = False  # the SDK enters its span block before it writes
+    request_id = (attributes or {}).get(A.JSONRPC_REQUEST_ID)
+    if isinstance(request_id, str):
+        record.request_id = request_id
+        if record.recording:
+            record.span.set_attribute(A.JSONRPC_REQUEST_ID, request_id)
+
+
+def on_write(record: RequestRecord, message: Any) -> None:
+    """The dispatcher writes a message in this request's context: is it the request itself?"""
+    if (
+        record.write_started is False
+        and getattr(message, "method", None) == record.method
+        and hasattr(message, "id")
+    ):
+        record.write_started = True
+
+
+def on_sdk_span_exit(record: RequestRecord, exc: BaseException | None) -> None:
+    """The SDK's span block ended. Normal exit means the write succeeded and an outcome arrived.
+
+    An ``MCPError`` raised *inside* the block is the write failing on a torn-down transport.
+    """
+    if exc is None:
+        if record.written is None:
+            record.written = True
+    elif mcp_code(exc) == CONNECTION_CLOSED:
+        record.written = False
+
+
+def on_validated(record: RequestRecord, slot: Slot) -> None:
+    """``call_tool``'s output-schema check ran; put its verdict on the ``tools/call`` span."""
+    if slot.output_schema_valid is not None and record.recording:
+        record.span.set_attribute(A.CALL_OUTPUT_SCHEMA_VALID, slot.output_schema_valid)
+
+
+def output_schema_checked(slot: Slot, session: Any, name: Any, exc: BaseException | None) -> None:
+    """``validate_tool_result`` returned or raised: valid, invalid, or no schema (absent)."""
+    if exc is not None:
+        slot.output_schema_valid = False
+    elif getattr(session, "_tool_output_schemas", {}).get(name) is not None:
+        slot.output_schema_valid = True
+
+
+def finish(telemetry: Telemetry, record: RequestRecord) -> None:
+    """End the request's span once, with its final evidence, and record its duration."""
+    if record.ended:
+        return
+    record.ended = True
+    record.state.open_calls.discard(record)
+    span = record.span
+    attrs: dict[str, Any] = {}
+    if record.transport_outcome is not None:
+        attrs[A.TRANSPORT_OUTCOME] = record.transport_outcome
+    if record.written is not None:
+        attrs[A.TRANSPORT_REQUEST_WRITTEN] = record.written
+    if record.error_type is not None:
+        attrs[A.ERROR_TYPE] = record.error_type
+    if record.recording:
+        span.set_attributes(attrs)
+        if record.error_type is not None:
+            span.set_status(Status(StatusCode.ERROR))
+        if record.exception_type is not None:
+            span.add_event(A.EXCEPTION_EVENT, {A.EXCEPTION_TYPE: record.exception_type})
+    if not record.borrowed and not record.end_deferred:
+        span.end()
+    metric: dict[str, Any] = {A.MCP_METHOD_NAME: record.method}
+    metric.update(record.state.connection_attributes())
+    if record.error_type is not None:
+        metric[A.ERROR_TYPE] = record.error_type
+    if record.tool_name is not None and record.method == "tools/call":
+        metric[A.GEN_AI_TOOL_NAME] = record.tool_name
+        metric[A.GEN_AI_OPERATION_NAME] = A.GEN_AI_OPERATION_EXECUTE_TOOL
+    elapsed = time.perf_counter() - record.started
+    telemetry.operation_duration.record(elapsed, telemetry.operation_labels.apply(metric))
+    if record.on_finished is not None:
+        record.on_finished()  # e.g. start the outcome verifier that will end the span

@@ -1,0 +1,106 @@
+"""Hooks of a client session's life: registration, clock, end, notifications, elicitation.
+
+Every public function here is a hook of the extraction seam: the wrappers call it through this
+module's attribute, inside a fence, so a test can make each one raise and prove the host sees no
+difference (the host comes first). Nothing here reads argument values, result text, headers other
+than ``WWW-Authenticate``'s ``error``/``scope`` or exception messages (docs/model.md#privacy).
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from typing import Any
+
+from opentelemetry.trace import SpanKind
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health.core.failures import leaf
+from otel_mcp_health.instrumentation import _state
+from otel_mcp_health.instrumentation._sdk import error_type_of
+from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, Telemetry
+
+
+def register_session(session: Any) -> None:
+    """Give a new ``ClientSession`` its state (random key) and learn a stdio transport."""
+    state = SessionState(session_ref=weakref.ref(session))
+    dispatcher = session._dispatcher
+    _state.SESSIONS[session] = state
+    _state.DISPATCHERS[dispatcher] = state
+    if _state.STDIO_SPAWNED.get():
+        from anyio.streams.memory import MemoryObjectSendStream
+
+        if type(getattr(dispatcher, "_write_stream", None)) is MemoryObjectSendStream:
+            state.network_transport = "pipe"
+
+
+def stdio_spawned() -> None:
+    """``stdio_client`` started a server process in the current context (see ``STDIO_SPAWNED``)."""
+    _state.STDIO_SPAWNED.set(True)
+
+
+def session_started(session: Any) -> None:
+    """``ClientSession.__aenter__`` ran: the session clock starts."""
+    state = _state.SESSIONS.get(session)
+    if state is not None:
+        state.started_ns = time.perf_counter_ns()
+
+
+def session_ended(telemetry: Telemetry, session: Any, exc: BaseException | None) -> None:
+    """``ClientSession.__aexit__`` ran: record ``mcp.client.session.duration``."""
+    state = _state.SESSIONS.get(session)
+    if state is None or state.started_ns is None:
+        return
+    elapsed = (time.perf_counter_ns() - state.started_ns) / 1e9
+    state.started_ns = None
+    attrs = state.connection_attributes()
+    if exc is not None:
+        attrs[A.ERROR_TYPE] = error_type_of(leaf(exc))
+    telemetry.session_duration.record(elapsed, telemetry.session_labels.apply(attrs))
+    # Tells the span processor to release this session's state now, not at idle expiry.
+    end = {A.SESSION_KEY: state.key}
+    telemetry.tracer.start_span(
+        A.SESSION_END_SPAN_NAME, kind=SpanKind.INTERNAL, attributes=end
+    ).end()
+
+
+def on_notification(telemetry: Telemetry, session: Any, method: Any) -> None:
+    """Record ``notifications/tools/list_changed``: its arrival time (span start) and session.
+
+    Kind SERVER: semconv's ``mcp.server`` span is "reported ... by the MCP client when the server
+    initiates the operation"; a notification received by the client is such an operation.
+    """
+    if method != A.NOTIFICATION_SPAN_METHOD:
+        return
+    state = _state.SESSIONS.get(session)
+    if state is None:
+        return
+    attrs: dict[str, Any] = {A.MCP_METHOD_NAME: method, A.SESSION_KEY: state.key}
+    attrs.update(state.connection_attributes())
+    if state.session_id is not None:
+        attrs[A.MCP_SESSION_ID] = state.session_id
+    if state.server_name is not None:
+        attrs[A.SERVER_NAME] = state.server_name
+    if state.server_version is not None:
+        attrs[A.SERVER_VERSION] = state.server_version
+    telemetry.tracer.start_span(
+        A.NOTIFICATION_SPAN_METHOD, kind=SpanKind.SERVER, attributes=attrs
+    ).end()
+
+
+def waiting_for_user(session: Any, record: RequestRecord | None, waiting: bool) -> None:
+    """The server asked this session's user something (elicitation) during a ``tools/call``.
+
+    Set on the open span so the processor's in-flight gauge says ``waiting_for_user`` instead of
+    judging the call's clocks; cleared (``False``) when the answer is sent back. The call is the
+    one whose context the server's request carries (streamable HTTP, in-process); where no
+    context travels (stdio), it is the session's only open call, and none when several are open.
+    """
+    state = _state.SESSIONS.get(session)
+    if state is None:
+        return
+    if record is None or record.state is not state or record.method != "tools/call":
+        open_calls = [r for r in state.open_calls if not r.ended]
+        record = open_calls[0] if len(open_calls) == 1 else None
+    if record is not None and not record.ended and record.recording:
+        record.span.set_attribute(A.CALL_WAITING_FOR_USER, waiting)

@@ -1,0 +1,90 @@
+"""Hooks of the streamable HTTP transport, captured before the SDK collapses statuses into -32603.
+
+Every public function here is a hook of the extraction seam: the wrappers call it through this
+module's attribute, inside a fence, so a test can make each one raise and prove the host sees no
+difference (the host comes first). Nothing here reads argument values, result text, headers other
+than ``WWW-Authenticate``'s ``error``/``scope`` or exception messages (docs/model.md#privacy).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health.core.bounds import cap
+from otel_mcp_health.core.failures import classify_transport_failure, leaf, parse_www_authenticate
+from otel_mcp_health.core.vocabulary import AuthError, TransportOutcome
+from otel_mcp_health.instrumentation._state import RequestRecord
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def on_http_request(record: RequestRecord, transport: Any) -> None:
+    """A POST for this request is about to go out: learn the server identity and session id."""
+    state = record.state
+    if state.network_transport is None:
+        state.network_transport = "tcp"
+        url = urlsplit(str(transport.url))
+        state.server_address = url.hostname
+        state.server_port = url.port or _DEFAULT_PORTS.get(url.scheme)
+    session_id = getattr(transport, "session_id", None)
+    if isinstance(session_id, str):
+        state.session_id = cap(session_id)
+    if record.recording:
+        attrs = state.connection_attributes()
+        attrs[A.NETWORK_PROTOCOL_NAME] = "http"
+        if state.session_id is not None:
+            attrs[A.MCP_SESSION_ID] = state.session_id
+        record.span.set_attributes(attrs)
+
+
+def post_matches(record: RequestRecord, post_ctx: Any) -> bool:
+    """Is this POST the one carrying the request (not a cancel notification sent in its context)?"""
+    message = post_ctx.session_message.message
+    if getattr(message, "method", None) != record.method or not hasattr(message, "id"):
+        return False
+    return record.request_id is None or str(message.id) == record.request_id
+
+
+def on_http_response(record: RequestRecord, response: Any) -> None:
+    """The POST got a response: status, sanitized ``WWW-Authenticate``, session id."""
+    status = int(response.status_code)
+    headers = response.headers
+    record.http_status = status
+    record.written = True
+    record.http_json_body = headers.get("content-type", "").lower().startswith("application/json")
+    record.transport_outcome = (
+        TransportOutcome.HTTP_ERROR.value if status >= 500 else TransportOutcome.OK.value
+    )
+    attrs: dict[str, Any] = {A.HTTP_RESPONSE_STATUS_CODE: status}
+    if status in (401, 403):
+        error, scopes = parse_www_authenticate(headers.get("www-authenticate"))
+        if error is not None:
+            attrs[A.AUTH_ERROR] = error
+        if scopes:
+            attrs[A.AUTH_REQUIRED_SCOPES] = list(scopes)
+    session_id = headers.get("mcp-session-id")
+    if isinstance(session_id, str) and session_id:
+        record.state.session_id = attrs[A.MCP_SESSION_ID] = cap(session_id)
+    if record.recording:
+        record.span.set_attributes(attrs)
+
+
+def on_http_error(record: RequestRecord, exc: BaseException) -> None:
+    """The POST itself failed (the caller will only see a cancellation): classify by type."""
+    failure = classify_transport_failure(exc)
+    outcome, written, oauth = failure.outcome, failure.written, failure.oauth
+    if oauth:
+        # The OAuth flow starts from the server's 401/403: the exchange itself worked.
+        outcome = outcome or TransportOutcome.OK.value
+        written = True if written is None else written
+        if record.recording:
+            record.span.set_attribute(A.AUTH_ERROR, AuthError.OAUTH_ERROR.value)
+        record.error_type = AuthError.OAUTH_ERROR.value
+    if outcome is not None:
+        record.transport_outcome = outcome
+        record.error_type = record.error_type or outcome
+    if written is not None:
+        record.written = written
+    record.exception_type = type(leaf(exc)).__qualname__
