@@ -11,13 +11,12 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from otel_mcp_health import attributes as A
 from otel_mcp_health.check._words import NEXT_ACTION_WORDS, VERDICT_WORDS
 from otel_mcp_health.cli import rules_markdown
-from otel_mcp_health.core import calls, catalog, contract, layers
 from otel_mcp_health.core.vocabulary import CatalogVerdict, NextAction, Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,32 +36,17 @@ def _next_actions() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _reason_constants(module: object) -> list[str]:
-    source = Path(str(getattr(module, "__file__", ""))).read_text(encoding="utf-8")
-    found = []
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
-            target = node.targets[0]
-            value = node.value.value
-            if (
-                isinstance(target, ast.Name)
-                and target.id.isupper()
-                and isinstance(value, str)
-                and re.fullmatch(r"[a-z][a-z_]+", value)
-            ):
-                found.append(value)
-    return found
-
-
 def _reasons() -> str:
+    """Every member of the reason enumeration, under the comment that groups it there."""
     lines = ["| reason code | judged by |", "|---|---|"]
-    for module, where in (
-        (catalog, "catalog (`mcp_health.catalog.reason`)"),
-        (layers, "call layers (`mcp_health.reason`)"),
-        (contract, "session contract (`mcp_health.reason`)"),
-        (calls, "call rates"),
-    ):
-        lines += [f"| `{code}` | {where} |" for code in _reason_constants(module)]
+    group = "every judge"
+    for line in (SRC / "core" / "reasons.py").read_text(encoding="utf-8").splitlines():
+        comment = re.fullmatch(r"    # (\w[\w ]*?)(?: \(.*\))?", line)
+        member = re.fullmatch(r'    [A-Z_]+ = "([a-z_]+)"', line)
+        if comment:
+            group = comment.group(1)
+        elif member:
+            lines.append(f"| `{member.group(1)}` | {group} |")
     return "\n".join(lines) + "\n"
 
 
@@ -82,7 +66,10 @@ def _attribute_rows() -> list[tuple[str, str, str, str]]:
         if line.startswith("#:"):
             doc.append(line[2:].strip())
         elif line.startswith("# ") and not line.startswith("# ---"):
-            group = line[2:].strip()
+            # A group heading may wrap onto the next comment lines.
+            wrapped = number > 1 and source[number - 2].startswith("# ")
+            wrapped = wrapped and not source[number - 2].startswith("# ---")
+            group = f"{group} {line[2:].strip()}" if wrapped else line[2:].strip()
         elif number in assigned:
             node = assigned[number]
             assert isinstance(node.target, ast.Name)
@@ -110,24 +97,31 @@ def _attributes() -> str:
     return "\n".join(lines) + "\n"
 
 
+class _RecordingMeter:
+    """Stands in for a meter provider and its meter: records each instrument the code creates."""
+
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str, str, str]] = []
+
+    def get_meter(self, *_args: Any, **_kwargs: Any) -> _RecordingMeter:
+        return self
+
+    def __getattr__(self, method: str) -> Callable[..., None]:
+        kind = method.removeprefix("create_").replace("observable_", "")
+
+        def create(name: str, *_args: Any, unit: str = "", description: str = "", **_: Any) -> None:
+            self.rows.append((name, kind, unit, description))
+
+        return create
+
+
 def _metrics() -> str:
-    source = (SRC / "metrics.py").read_text(encoding="utf-8")
+    from otel_mcp_health.metrics import HealthMetrics
+
+    meter = _RecordingMeter()
+    HealthMetrics(meter, dict)  # type: ignore[arg-type]
     lines = ["| metric | kind | unit | description |", "|---|---|---|---|"]
-    for node in ast.walk(ast.parse(source)):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-            continue
-        if not node.func.attr.startswith("create_"):
-            continue
-        first = node.args[0]
-        assert isinstance(first, ast.Attribute)
-        name = getattr(A, first.attr)
-        kw = {
-            k.arg: ast.literal_eval(k.value)
-            for k in node.keywords
-            if k.arg in {"unit", "description"}
-        }
-        kind = node.func.attr.removeprefix("create_").replace("observable_", "")
-        lines.append(f"| `{name}` | {kind} | `{kw.get('unit', '')}` | {kw.get('description')} |")
+    lines += [f"| `{n}` | {kind} | `{unit}` | {desc} |" for n, kind, unit, desc in meter.rows]
     return "\n".join(lines) + "\n"
 
 
@@ -246,3 +240,27 @@ def test_configuration_lists_every_variable_and_check_option() -> None:
         for option in action.option_strings:
             if option not in {"-h", "--help"}:
                 assert f"`{option}" in text, option
+
+
+def _anchors(path: Path) -> set[str]:
+    """GitHub's heading slugs plus explicit ``<a id="...">`` anchors of one Markdown file."""
+    text = path.read_text(encoding="utf-8")
+    slugs = {
+        re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        for heading in re.findall(r"^#+ (.*)$", text, re.M)
+    }
+    return slugs | set(re.findall(r'<a id="([\w\-]+)"></a>', text))
+
+
+def test_every_cited_anchor_exists() -> None:
+    """``docs/model.md#layers`` in a comment, a docstring or a document leads somewhere."""
+    documents = {p.name: _anchors(p) for p in [*(ROOT / "docs").glob("*.md"), ROOT / "SECURITY.md"]}
+    citing = [*SRC.rglob("*.py"), *(ROOT / "docs").glob("*.md"), ROOT / "README.md"]
+    citing += [ROOT / "SECURITY.md", ROOT / "collector" / "README.md"]
+    broken = [
+        f"{path.relative_to(ROOT)}: {name}#{anchor}"
+        for path in citing
+        for name, anchor in re.findall(r"([\w\-]+\.md)#([\w\-]+)", path.read_text("utf-8"))
+        if name in documents and anchor not in documents[name]
+    ]
+    assert not broken, sorted(set(broken))

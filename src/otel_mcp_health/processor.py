@@ -125,6 +125,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
@@ -219,12 +220,10 @@ class McpHealthSpanProcessor(SpanProcessor):
                 self._track(span)
             except Exception:
                 _logger.debug("mcp_health: on_start failed", exc_info=True)
-        for processor in self._downstream:
-            processor.on_start(span, parent_context=parent_context)
+        self._forward("on_start", span, parent_context=parent_context)
 
     def _on_ending(self, span: Span) -> None:
-        for processor in self._downstream:
-            processor._on_ending(span)
+        self._forward("_on_ending", span)
 
     def on_end(self, span: ReadableSpan) -> None:
         """Forward an enriched copy of an MCP span (the original on any error of ours)."""
@@ -234,8 +233,20 @@ class McpHealthSpanProcessor(SpanProcessor):
                 forwarded = self._enrich(span)
             except Exception:
                 _logger.debug("mcp_health: deriving verdicts failed", exc_info=True)
+        self._forward("on_end", forwarded)
+
+    def _forward(self, method: str, *args: Any, **kwargs: Any) -> None:
+        # One raising downstream processor must not hide spans from the ones after it.
         for processor in self._downstream:
-            processor.on_end(forwarded)
+            try:
+                getattr(processor, method)(*args, **kwargs)
+            except Exception as error:
+                _logger.warning(
+                    "mcp_health: downstream %s.%s raised %s",
+                    type(processor).__name__,
+                    method,
+                    type(error).__name__,
+                )
 
     def shutdown(self) -> None:
         """Shut every downstream processor down and forget all state (idempotent)."""

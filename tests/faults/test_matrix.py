@@ -9,9 +9,6 @@ and metrics, serialized) and every log record (all loggers at DEBUG) is searched
 the hostile servers plant in arguments, results, tokens, headers, cursors and error messages.
 Then: exact span counts and verdicts for 1,000 concurrent sessions (tasks and threads), and the
 processor's state at 100,000 sessions and at the worst case (``load_host.py``).
-
-Tests marked ``xfail(strict=True)`` assert the correct behaviour for a known open problem: they
-flip to a failure (and must be unmarked) when the fix lands.
 """
 
 from __future__ import annotations
@@ -294,7 +291,6 @@ def test_long_cursor_chains_are_judged(runs: dict[tuple[str, ...], dict[str, Any
     assert sum(s["name"] == "tools/list" for s in fault["telemetry"]["spans"]) == 1100
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 problem 3: a host-side cancellation is silence")
 @pytest.mark.parametrize("fault", ["host_cancel", "stdio_host_cancel", "http_host_cancel"])
 def test_a_host_cancellation_after_the_write_is_silence(
     runs: dict[tuple[str, ...], dict[str, Any]], fault: str
@@ -311,7 +307,6 @@ def _installed(runs: dict[tuple[str, ...], dict[str, Any]], fault: str) -> tuple
     return install, call
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 problem 4: misuse of record_installed_tools")
 def test_installing_names_instead_of_tools_is_unverifiable(
     runs: dict[tuple[str, ...], dict[str, Any]],
 ) -> None:
@@ -320,7 +315,6 @@ def test_installing_names_instead_of_tools_is_unverifiable(
     assert call["catalog"] == "unverifiable"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 problem 5: an undigestable installed set")
 @pytest.mark.parametrize("fault", ["installed_nan", "installed_deep", "installed_nameless"])
 def test_an_undigestable_installed_set_is_unverifiable(
     runs: dict[tuple[str, ...], dict[str, Any]], fault: str
@@ -332,7 +326,6 @@ def test_an_undigestable_installed_set_is_unverifiable(
     assert call["catalog"] == "unverifiable"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 problem 7b: server-chosen names are not capped")
 def test_a_huge_tool_name_is_capped(runs: dict[tuple[str, ...], dict[str, Any]]) -> None:
     fault = _fault(runs, "instrumented", "memory", "huge_name")
     [call] = _call_spans(fault)
@@ -341,10 +334,6 @@ def test_a_huge_tool_name_is_capped(runs: dict[tuple[str, ...], dict[str, Any]])
     assert fault["telemetry"]["max_label_len"] <= 300
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="processor.py: a downstream processor that raises stops the ones after it",
-)
 def test_a_raising_downstream_processor_does_not_stop_the_others(
     runs: dict[tuple[str, ...], dict[str, Any]],
 ) -> None:
@@ -387,7 +376,6 @@ def test_state_at_a_hundred_thousand_sessions(
     assert typical["rss_kib"] < 400_000  # bounded by max_sessions, not by the sessions seen
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 problem 6: state grows with the page count")
 def test_worst_case_state_is_a_small_constant(
     runs: dict[tuple[str, ...], dict[str, Any]],
 ) -> None:

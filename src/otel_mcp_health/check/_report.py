@@ -153,7 +153,7 @@ def _session_verdict(
 
 
 def build(spans: Sequence[ReadableSpan], facts: Facts, options: CheckOptions) -> dict[str, Any]:
-    """The ``--json`` object (docs/check.md#json-output)."""
+    """The ``--json`` object (docs/check.md#json)."""
     session = _session(spans, facts)
     catalog = _catalog(spans, facts)
     report: dict[str, Any] = {"target": options.target, "session": session, "catalog": catalog}

@@ -37,7 +37,7 @@ from otel_mcp_health.core.vocabulary import (
 
 _NS_PER_S = 1_000_000_000
 
-# Reason codes (docs/model.md#reason-codes), one constant each.
+# Reason codes (docs/model.md#reasons), one constant each.
 NO_DISCOVERY = Reason.NO_DISCOVERY
 NO_REFRESH_POLICY = Reason.NO_REFRESH_POLICY
 REFRESH_OVERDUE = Reason.REFRESH_OVERDUE

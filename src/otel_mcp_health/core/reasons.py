@@ -1,4 +1,4 @@
-"""Every fixed reason code, in one enumeration (docs/model.md#reason-codes).
+"""Every fixed reason code, in one enumeration (docs/model.md#reasons).
 
 A verdict's reason is one of these members, or a code built from the evidence: ``http_<status>``,
 ``jsonrpc_<code>``, a transport outcome, an authorization error, a digest reason, or
