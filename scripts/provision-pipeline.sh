@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OCB_VERSION=v0.161.0
+# Go from the official tarball lives outside the default PATH of a non-login shell.
+command -v go >/dev/null || PATH=$PATH:/usr/local/go/bin
 
 stage() { # stage NAME COMMAND...: run one stage and report its wall time
   local name=$1 start ms
