@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SEEDS  := tests/fixtures/seeds
 
-.PHONY: setup demo replay test lint format bench bench-publish clean provision provision-check pipeline
+.PHONY: setup demo replay test matrix lint format bench bench-publish clean provision provision-check pipeline
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,9 +27,16 @@ replay: $(STAMP)
 	  rc=$$?; [ $$rc -le 1 ] || exit $$rc
 
 ## The whole suite: lint, format check, strict typing, then every test (the pipeline tests need
-## the provisioned collector, Prometheus, Alertmanager and dashboard tooling).
+## the provisioned collector, Prometheus, Alertmanager and dashboard tooling), then the matrix.
 test: lint provision provision-check
 	$(BIN)/pytest
+	$(BIN)/nox
+
+## The version matrix (noxfile.py): the scenario tables on the oldest and latest mcp 1.x (with
+## FastMCP and langchain-mcp-adapters), the oldest mcp 2.x and wrapt 1.x; venvs cached in
+## ~/.cache/otel-mcp-health-nox. The newest cell is .venv itself (make test's pytest run).
+matrix: $(STAMP)
+	$(BIN)/nox
 
 ## Install/build what the pipeline needs (idempotent; apt-get needs root): Prometheus,
 ## Alertmanager, the collector builder, the bundled collector (cached), the dashboard tooling.
@@ -48,13 +55,13 @@ provision-check: $(STAMP)
 	@PYTHON=$(BIN)/python scripts/provision-check.sh
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks noxfile.py
+	$(BIN)/ruff format --check src tests benchmarks noxfile.py
 	$(BIN)/mypy
 
 format: $(STAMP)
-	$(BIN)/ruff check --fix src tests benchmarks
-	$(BIN)/ruff format src tests benchmarks
+	$(BIN)/ruff check --fix src tests benchmarks noxfile.py
+	$(BIN)/ruff format src tests benchmarks noxfile.py
 
 ## Benchmarks: ratios against a baseline measured in the same run (~5 min on 2 cores). Results go
 ## to benchmarks/.results/ (ignored): the tree stays clean. `make bench-publish` copies the last

@@ -1,0 +1,96 @@
+"""The version matrix: the instrumentation against every supported SDK line (``make matrix``).
+
+The newest cell -- the latest mcp 2.x, wrapt 2.x and the latest FastMCP -- is the project's own
+``.venv``, where ``make test`` runs the full suite. The sessions here are the other cells; each
+runs the scenario tables (``tests/matrix``: every transport, failures, processor verdicts,
+verifiers and outcomes; the same expected verdicts on every cell) and, on the 2.x cells, the
+integration and processor scenario modules too. The reference MCP servers always run from the
+project's ``.venv`` (``MCP_HEALTH_SERVER_PYTHON``), so an old client talks to the same server as
+the newest one.
+
+Virtual environments are cached outside the checkout (``reuse_venv``; set ``NOX_ENVDIR`` to move
+them), so a second run installs nothing new.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+nox.options.reuse_venv = "yes"
+nox.options.error_on_missing_interpreters = True
+nox.options.envdir = os.environ.get(
+    "NOX_ENVDIR",
+    str(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "otel-mcp-health-nox"),
+)
+nox.options.sessions = ["mcp_oldest_1x", "mcp_latest_1x", "mcp_oldest_2x", "wrapt_1x"]
+
+PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+#: The scenario tables every cell runs.
+TABLES = ["tests/matrix"]
+#: The 2.x scenario modules (real servers, every transport and failure, processor, verifiers,
+#: outcomes), on the 2.x cells besides the newest.
+SCENARIOS_2X = [
+    "tests/integration",
+    "tests/processor/test_scenarios.py",
+    "tests/outcomes",
+    "tests/verifiers",
+]
+
+
+#: Prints the versions the cell resolved (its record in the CI log).
+_VERSIONS = (
+    "from importlib.metadata import version as v, PackageNotFoundError as E\n"
+    "for n in ('mcp', 'wrapt', 'fastmcp', 'langchain-mcp-adapters'):\n"
+    "    try: print(n, v(n))\n"
+    "    except E: pass"
+)
+
+
+def _server_python() -> str:
+    """The project's own interpreter (mcp 2.x) that runs the reference servers."""
+    venv = ROOT / ".venv" / "bin" / "python"
+    return str(venv if venv.exists() else sys.executable)
+
+
+def _cell(session: nox.Session, pins: list[str], paths: list[str]) -> None:
+    session.install("-e", ".[testkit]", *pins)
+    session.run("python", "-c", _VERSIONS)
+    env = {"MCP_HEALTH_SERVER_PYTHON": _server_python()}
+    session.run("pytest", "-q", "-p", "no:cacheprovider", *paths, *session.posargs, env=env)
+
+
+@nox.session(python=PYTHON)
+def mcp_oldest_1x(session: nox.Session) -> None:
+    """The oldest supported mcp 1.x (its FastMCP of the time)."""
+    _cell(session, ["mcp == 1.19.0", "fastmcp == 2.13.3"], TABLES)
+
+
+@nox.session(python=PYTHON)
+def mcp_latest_1x(session: nox.Session) -> None:
+    """The latest mcp 1.x, the latest FastMCP on 1.x and langchain-mcp-adapters (mcp < 2)."""
+    pins = ["mcp == 1.30.0", "fastmcp == 3.4.11", "langchain-mcp-adapters == 0.3.2"]
+    _cell(session, pins, TABLES)
+
+
+@nox.session(python=PYTHON)
+def mcp_oldest_2x(session: nox.Session) -> None:
+    """The oldest mcp 2.x."""
+    _cell(session, ["mcp == 2.0.0", "mcp-types == 2.0.0"], TABLES)
+
+
+@nox.session(python=PYTHON)
+def wrapt_1x(session: nox.Session) -> None:
+    """The latest mcp 2.x and FastMCP with wrapt 1.x."""
+    _cell(session, ["mcp >= 2.3, < 3", "fastmcp >= 4.2", "wrapt == 1.17.3"], TABLES + SCENARIOS_2X)
+
+
+@nox.session(python=PYTHON)
+def newest(session: nox.Session) -> None:
+    """The newest cell in a clean venv (``make test`` runs it in ``.venv``): the full suite."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "-q", "-m", "not pipeline", *session.posargs)

@@ -1,0 +1,94 @@
+"""Fixtures of the scenario table: the reference server process and one verdict pipeline.
+
+Every span reaches the same :class:`McpHealthSpanProcessor`, whoever created it: ours through the
+``TracerProvider`` handed to ``instrument()``, a higher-level client's own spans (FastMCP traces
+with the *global* provider) through a switch installed once on the global provider.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+
+HERE = Path(__file__).resolve().parent
+for path in (HERE, HERE.parent / "processor"):  # the drivers and the processor's pipeline
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from matrix_drivers import SERVER_PYTHON  # noqa: E402
+from processor_helpers import Pipeline  # noqa: E402
+
+from otel_mcp_health.instrumentation import McpHealthInstrumentor  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def reference_url() -> Iterator[str]:
+    """The reference server over streamable HTTP in its own process (127.0.0.1)."""
+    process = subprocess.Popen(
+        [SERVER_PYTHON, str(HERE / "reference_http.py")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), url
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+class _Switch(SpanProcessor):
+    """Forwards the global provider's spans to the current test's processor, if any."""
+
+    def __init__(self) -> None:
+        self.target: SpanProcessor | None = None
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        if self.target is not None:
+            self.target.on_start(span, parent_context=parent_context)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if self.target is not None:
+            self.target.on_end(span)
+
+
+_SWITCH = _Switch()
+
+
+@pytest.fixture(scope="session")
+def global_switch() -> _Switch:
+    if not isinstance(trace.get_tracer_provider(), TracerProvider):
+        trace.set_tracer_provider(TracerProvider())
+    provider = trace.get_tracer_provider()
+    assert isinstance(provider, TracerProvider)
+    provider.add_span_processor(_SWITCH)
+    return _SWITCH
+
+
+@pytest.fixture
+def verdicts(global_switch: _Switch) -> Iterator[Pipeline]:
+    """The instrumented client's spans and any borrowed spans, judged by one processor."""
+    pipeline = Pipeline.build()
+    instrumentor = McpHealthInstrumentor()
+    instrumentor.instrument(tracer_provider=pipeline.provider, meter_provider=pipeline.meters)
+    global_switch.target = pipeline.processor
+    try:
+        yield pipeline
+    finally:
+        global_switch.target = None
+        instrumentor.uninstrument()
+        pipeline.provider.shutdown()
