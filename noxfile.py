@@ -67,7 +67,8 @@ def _cell(session: nox.Session, pins: list[str], paths: list[str]) -> None:
 @nox.session(python=PYTHON)
 def mcp_oldest_1x(session: nox.Session) -> None:
     """The oldest supported mcp 1.x (its FastMCP of the time)."""
-    _cell(session, ["mcp == 1.19.0", "fastmcp == 2.13.3"], TABLES)
+    # mcp 1.19 imports a pydantic internal that pydantic 2.13 removed: the pydantic of its time.
+    _cell(session, ["mcp == 1.19.0", "fastmcp == 2.13.3", "pydantic == 2.12.5"], TABLES)
 
 
 @nox.session(python=PYTHON)

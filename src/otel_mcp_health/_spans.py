@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from opentelemetry.sdk.trace import Event, ReadableSpan
+from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.bounds import cap
@@ -109,14 +110,20 @@ def _names(attrs: Attributes, key: str) -> tuple[str, ...]:
 INSTRUMENTATION_SCOPE = "otel_mcp_health.instrumentation"
 
 
-def is_ours(span: ReadableSpan) -> bool:
-    """Whether the span was recorded by our instrumentation: one attribute read, one compare.
+def carries_evidence(span: ReadableSpan) -> bool:
+    """Whether the span carries our evidence, whichever library created it.
 
-    This is the whole cost of a non-MCP span in the processor (no attribute lookup, which on an
-    SDK span raises and catches ``KeyError`` for a missing key).
+    Ours by scope (one attribute read, one compare: the whole cost of most non-MCP spans), or
+    another library's CLIENT span that the instrumentation enriched instead of adding a second
+    one (FastMCP's ``Client``, frameworks that trace MCP themselves): it carries our session key.
     """
     scope = span.instrumentation_scope
-    return scope is not None and scope.name == INSTRUMENTATION_SCOPE
+    if scope is not None and scope.name == INSTRUMENTATION_SCOPE:
+        return True
+    if span.kind is not SpanKind.CLIENT:
+        return False
+    attrs = span.attributes
+    return attrs is not None and A.SESSION_KEY in attrs
 
 
 def session_key(attrs: Attributes) -> str | None:
@@ -241,6 +248,7 @@ def call_evidence(attrs: Attributes) -> CallEvidence:
         execution=_execution(attrs),
         effect=effect_evidence(attrs),
         outcome=outcome_evidence(attrs),
+        missing=_names(attrs, A.EVIDENCE_MISSING),
     )
 
 

@@ -57,6 +57,8 @@ SESSION_KEY: Final = "mcp_health.session.key"
 #: ``application`` or ``internal`` (a request the SDK issued by itself, e.g. an output-schema
 #: refresh ``tools/list``); internal lists never count as an application's discovery.
 EVIDENCE_ORIGIN: Final = "mcp_health.evidence.origin"
+#: Evidence the installed SDK cannot give (a private hook is absent): never ``healthy``.
+EVIDENCE_MISSING: Final = "mcp_health.evidence.missing"
 ORIGIN_APPLICATION: Final = "application"
 ORIGIN_INTERNAL: Final = "internal"
 
@@ -151,6 +153,10 @@ EFFECT_METHOD: Final = "mcp_health.effect.method"
 #: INTERNAL span emitted by ``report_reconciliation``: ``SESSION_KEY``, ``GEN_AI_TOOL_NAME``,
 #: ``EFFECT_OBSERVED``/``EFFECT_METHOD`` (and a receipt), linked to the silent call's span.
 RECONCILE_SPAN_NAME: Final = "mcp_health.reconcile"
+#: The receipt of a borrowed call span (another library ended it before the verifier answered).
+OUTCOME_SPAN_NAME: Final = "mcp_health.outcome"
+#: On a borrowed call span: its receipt comes later, on an ``mcp_health.outcome`` span.
+OUTCOME_PENDING: Final = "mcp_health.receipt.pending"
 
 # Session end: an INTERNAL span (``SESSION_KEY`` set) that tells the processor to release the
 # session's state at once instead of waiting for idle expiry.

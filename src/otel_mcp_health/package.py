@@ -7,4 +7,4 @@ missing or out of range.
 
 from __future__ import annotations
 
-_instruments: tuple[str, ...] = ("mcp >= 2.0, < 3",)
+_instruments: tuple[str, ...] = ("mcp >= 1.19, < 3",)

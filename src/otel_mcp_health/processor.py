@@ -130,10 +130,12 @@ from typing import Any
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import _options, _spans, _verdicts
 from otel_mcp_health import attributes as A
 from otel_mcp_health._engine import Engine
+from otel_mcp_health._held import HeldCalls
 from otel_mcp_health._sessions import SessionStore
 from otel_mcp_health.core.progress import clocks
 from otel_mcp_health.core.vocabulary import LiveState
@@ -185,9 +187,10 @@ class McpHealthSpanProcessor(SpanProcessor):
         )
         self._enabled = options.enabled
         self._live_lock = threading.Lock()
-        #: Open ``tools/call`` spans by span id, with their session key.
-        self._live: dict[int, tuple[Span, str]] = {}
+        #: Open ``tools/call`` spans: span id -> (span, session key, ``None`` for a borrowed span)
+        self._live: dict[int, tuple[Span, str | None]] = {}
         self._shutdown = False
+        self._held = HeldCalls()
         self._engine = Engine(
             metrics=HealthMetrics(meter_provider, self._in_flight_counts),
             store=SessionStore(
@@ -228,11 +231,19 @@ class McpHealthSpanProcessor(SpanProcessor):
     def on_end(self, span: ReadableSpan) -> None:
         """Forward an enriched copy of an MCP span (the original on any error of ours)."""
         forwarded = span
-        if self._enabled and _spans.is_ours(span):
+        if self._enabled and _spans.carries_evidence(span):
             try:
-                forwarded = self._enrich(span)
+                held, receipt = self._held.call_ended(span, span.attributes or {})
+                if held:
+                    self._forget(span.context.span_id)  # forwarded with its receipt
+                    return
+                forwarded = self._enrich(span, receipt)
+                if span.name == A.OUTCOME_SPAN_NAME:
+                    self._complete(span)
             except Exception:
                 _logger.debug("mcp_health: deriving verdicts failed", exc_info=True)
+        elif self._enabled and span.context is not None and self._live:
+            self._forget(span.context.span_id)  # a tracked span that never got our evidence
         self._forward("on_end", forwarded)
 
     def _forward(self, method: str, *args: Any, **kwargs: Any) -> None:
@@ -248,12 +259,34 @@ class McpHealthSpanProcessor(SpanProcessor):
                     type(error).__name__,
                 )
 
+    def _complete(self, receipt: ReadableSpan) -> None:
+        """Judge and forward the held call span this receipt completes (docs/model.md#layers)."""
+        released = self._held.receipt_ended(receipt)
+        if released is None:
+            return
+        call, extra = released
+        self._forward("on_end", self._enrich(call, extra))
+
+    def _release_held(self) -> None:
+        for call in self._held.drain():
+            try:
+                forwarded = self._enrich(call)
+            except Exception:
+                _logger.debug("mcp_health: deriving verdicts failed", exc_info=True)
+                forwarded = call
+            self._forward("on_end", forwarded)
+
+    def _forget(self, span_id: int) -> None:
+        with self._live_lock:
+            self._live.pop(span_id, None)
+
     def shutdown(self) -> None:
         """Shut every downstream processor down and forget all state (idempotent)."""
         if self._shutdown:
             _logger.debug("mcp_health: processor already shut down")
             return
         self._shutdown = True
+        self._release_held()
         self._enabled = False
         for processor in self._downstream:
             processor.shutdown()
@@ -262,7 +295,8 @@ class McpHealthSpanProcessor(SpanProcessor):
             self._live.clear()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        """Flush every downstream processor within one shared deadline."""
+        """Flush every downstream processor within one shared deadline (held calls first)."""
+        self._release_held()
         deadline = time.monotonic() + timeout_millis / 1000
         flushed = True
         for processor in self._downstream:
@@ -274,11 +308,16 @@ class McpHealthSpanProcessor(SpanProcessor):
     # Live calls (the in-flight gauge)
     # ------------------------------------------------------------------------------------------
     def _track(self, span: Span) -> None:
-        if not _spans.is_ours(span):
-            return
-        attrs = span.attributes or {}
-        key = _spans.session_key(attrs)
-        if key is None or _spans.method(attrs) != _TOOLS_CALL:
+        """A span starts: ours for ``tools/call``, or another library's CLIENT span, which our
+        instrumentation may enrich with a session key once its request starts (read when
+        counting: a borrowed span is a live call only if it then carries our evidence)."""
+        key: str | None = None
+        if _spans.carries_evidence(span):
+            attrs = span.attributes or {}
+            if _spans.method(attrs) != _TOOLS_CALL:
+                return
+            key = _spans.session_key(attrs)
+        elif span.kind is not SpanKind.CLIENT:
             return
         with self._live_lock:
             if len(self._live) < _MAX_LIVE:
@@ -287,7 +326,7 @@ class McpHealthSpanProcessor(SpanProcessor):
     def _in_flight_counts(self) -> Mapping[LiveState, int]:
         now = time.time_ns()
         with self._live_lock:
-            spans = [span for span, _ in self._live.values()]
+            spans = [span for span, key in self._live.values() if _live_key(span, key)]
         counts: Counter[LiveState] = Counter()
         for span in spans:
             try:
@@ -309,11 +348,14 @@ class McpHealthSpanProcessor(SpanProcessor):
     # ------------------------------------------------------------------------------------------
     # Verdicts
     # ------------------------------------------------------------------------------------------
-    def _enrich(self, span: ReadableSpan) -> ReadableSpan:
+    def _enrich(self, span: ReadableSpan, receipt: Mapping[str, Any] | None = None) -> ReadableSpan:
         if span.context is not None:
             with self._live_lock:
                 self._live.pop(span.context.span_id, None)
         attrs = dict(span.attributes or {})  # read once: lookups on SDK attributes are slow
+        if receipt is not None:
+            attrs.pop(A.OUTCOME_PENDING, None)
+            attrs.update(receipt)
         key = _spans.session_key(attrs)
         if key is None:
             return span
@@ -324,7 +366,16 @@ class McpHealthSpanProcessor(SpanProcessor):
 
     def _has_live_calls(self, key: str) -> bool:
         with self._live_lock:
-            return any(live_key == key for _, live_key in self._live.values())
+            return any(_live_key(span, live) == key for span, live in self._live.values())
+
+
+def _live_key(span: Span, key: str | None) -> str | None:
+    """The session key of a live call: known at its start, or added since (a borrowed span that
+    turned out to be a ``tools/call`` of an instrumented session); ``None`` for other spans."""
+    if key is not None:
+        return key
+    attrs = span.attributes or {}
+    return _spans.session_key(attrs) if _spans.method(attrs) == _TOOLS_CALL else None
 
 
 __all__ = ["McpHealthSpanProcessor"]

@@ -64,11 +64,9 @@ def _timeout(seconds: float | None) -> Any:
 
 
 def _next_cursor(result: Any) -> str | None:
-    for name in ("next_cursor", "nextCursor"):
-        value = getattr(result, name, None)
-        if value is not None:
-            return str(value)
-    return None
+    name = "nextCursor" if MCP_MAJOR == 1 else "next_cursor"
+    value = getattr(result, name)
+    return None if value is None else str(value)
 
 
 class Events:
@@ -245,8 +243,10 @@ class ClientDriver(SessionDriver):
 @asynccontextmanager
 async def _open_client(transport: str, url: str | None, events: Events) -> AsyncIterator[Driver]:
     from mcp import Client
+    from mcp.client.stdio import stdio_client
 
-    target = _stdio_parameters() if transport == "stdio" else url
+    # A transport (async context manager) is a target on every 2.x release.
+    target = stdio_client(_stdio_parameters()) if transport == "stdio" else url
     async with Client(target, mode="legacy", **_session_callbacks(events)) as client:
         yield ClientDriver(events, client)
 
@@ -266,7 +266,12 @@ class FastMcpDriver(Driver):
         return self._client.session
 
     async def list_all(self) -> None:
-        await self._client.list_tools()  # FastMCP pages through the catalog itself
+        if "cursor" in inspect.signature(self._client.list_tools_mcp).parameters:
+            await self._client.list_tools()  # FastMCP pages through the catalog itself
+            return
+        # FastMCP before 2.14 reads the first page only (an agent on it gets
+        # ``catalog_cursor_remaining``); the same scenario pages through its session.
+        await SessionDriver(self.events, self._client.session).list_all()
 
     async def call(
         self,
@@ -292,7 +297,7 @@ async def _open_fastmcp(transport: str, url: str | None, events: Events) -> Asyn
 
     async def elicitation(message: str, response_type: Any, params: Any, context: Any) -> Any:
         await events.elicit()
-        return _elicitation_result()
+        return {"ok": True}  # FastMCP: returning the content accepts
 
     connection: Any
     if transport == "stdio":

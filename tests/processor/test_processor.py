@@ -756,11 +756,24 @@ def test_the_scope_is_the_instrumentation_tracer_name() -> None:
     assert instrumentation.__name__ == INSTRUMENTATION_SCOPE
 
 
-def test_a_span_of_another_scope_is_not_judged_even_with_our_attributes() -> None:
+def test_a_client_span_of_another_scope_with_our_evidence_is_judged() -> None:
+    """Spans are recognised by their evidence (our session key), not their scope: a higher-level
+    client's own CLIENT span that the instrumentation enriched is judged like ours."""
     downstream = Recording()
     provider = _provider(McpHealthSpanProcessor(downstream))
     SessionSpans(provider.get_tracer("someone.else")).call()
-    assert A.VERDICT not in (downstream.ended[-1].attributes or {})
+    assert downstream.ended[-1].kind is SpanKind.CLIENT
+    assert (downstream.ended[-1].attributes or {})[A.VERDICT] == "stale_catalog"
+
+
+def test_other_spans_of_another_scope_are_not_judged() -> None:
+    downstream = Recording()
+    provider = _provider(McpHealthSpanProcessor(downstream))
+    tracer = provider.get_tracer("someone.else")
+    tracer.start_span("no evidence", kind=SpanKind.CLIENT, attributes={"x": 1}).end()
+    # our attributes on a non-CLIENT span of another scope: never ours to judge
+    tracer.start_span("tools/call x", kind=SpanKind.INTERNAL, attributes={A.SESSION_KEY: "k"}).end()
+    assert all(A.VERDICT not in (span.attributes or {}) for span in downstream.ended)
 
 
 def test_open_incidents_are_bounded() -> None:

@@ -13,7 +13,8 @@ handshake failure → ``needs_auth`` → ``incompatible_session`` → ``stale_ca
 
 ``healthy`` is earned: transport, authorization (or not applicable), protocol, execution and
 outcome all passed, and when the session is judged, the handshake was observed to be compatible.
-Anything less that failed nowhere is ``unverified``: missing evidence is never green.
+Anything less that failed nowhere is ``unverified``: missing evidence is never green (nor is a
+call whose recorder could not gather some evidence, reason ``evidence_missing``).
 """
 
 from __future__ import annotations
@@ -229,7 +230,7 @@ def _all_passed(layers: CallLayers) -> bool:
 
 
 def _healthy(c: ContractContext) -> _D | None:
-    if c.layers is None or not _all_passed(c.layers):
+    if c.layers is None or not _all_passed(c.layers) or c.layers.evidence_missing:
         return None
     if c.judge_session and (c.handshake is None or not c.handshake.compatible):
         return None

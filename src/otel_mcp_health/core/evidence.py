@@ -184,6 +184,8 @@ class CallEvidence:
     execution: ExecutionEvidence | None = None
     effect: EffectEvidence | None = None
     outcome: OutcomeEvidence | None = None
+    #: Evidence the recorder could not gather (an SDK without a hook it needs): never healthy.
+    missing: tuple[str, ...] = ()
 
 
 # ----------------------------------------------------------------------------------------------

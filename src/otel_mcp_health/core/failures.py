@@ -83,8 +83,12 @@ class TransportFailure:
 
 
 #: ``(class name, outcome)``, in precedence order: a later match overrides the outcome unless
-#: marked as a fallback (``httpx2.TransportError`` only when nothing more specific was found).
-_NEVER_SENT = frozenset(("httpx2.ConnectError", "httpx2.ConnectTimeout"))
+#: marked as a fallback (``TransportError`` only when nothing more specific was found).
+#: mcp 2.x sends HTTP with ``httpx2``, mcp 1.x with ``httpx``: the same classes under two names.
+_HTTP_CLIENTS = ("httpx2", "httpx")
+_NEVER_SENT = frozenset(
+    f"{client}.{name}" for client in _HTTP_CLIENTS for name in ("ConnectError", "ConnectTimeout")
+)
 _OUTCOMES: Final = (
     ("socket.gaierror", TransportOutcome.DNS_FAILURE),
     ("builtins.ConnectionRefusedError", TransportOutcome.CONNECTION_REFUSED),
@@ -92,7 +96,7 @@ _OUTCOMES: Final = (
     ("ssl.SSLError", TransportOutcome.TLS_FAILURE),
 )
 _OAUTH = "mcp.OAuthFlowError"
-_TRANSPORT_ERROR = "httpx2.TransportError"
+_TRANSPORT_ERRORS = frozenset(f"{client}.TransportError" for client in _HTTP_CLIENTS)
 
 
 def classify_transport_failure(exc: BaseException) -> TransportFailure:
@@ -110,7 +114,7 @@ def classify_transport_failure(exc: BaseException) -> TransportFailure:
             outcome = outcome or TransportOutcome.CONNECTION_LOST.value
         elif (found := next((o for n, o in _OUTCOMES if n in names), None)) is not None:
             outcome = found.value
-        elif _TRANSPORT_ERROR in names and outcome is None:
+        elif names & _TRANSPORT_ERRORS and outcome is None:
             outcome = TransportOutcome.CONNECTION_LOST.value
     return TransportFailure(outcome, written, oauth)
 

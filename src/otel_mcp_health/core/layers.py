@@ -42,6 +42,7 @@ VERIFIER_INCONCLUSIVE = Reason.VERIFIER_INCONCLUSIVE
 NO_OUTCOME_VERIFIER = Reason.NO_OUTCOME_VERIFIER
 OUTCOME_NOT_REQUIRED_REASON = Reason.OUTCOME_NOT_REQUIRED
 EFFECT_CONFIRMED = Reason.EFFECT_CONFIRMED
+EVIDENCE_MISSING = Reason.EVIDENCE_MISSING
 _AUTH_CHALLENGES = (401, 403)
 
 
@@ -106,6 +107,10 @@ def _protocol(call: CallEvidence) -> LayerJudgement:
     p = call.protocol
     if p is None:
         return _UNOBSERVED
+    if call.execution is not None and call.execution.timed_out:
+        # No response arrived: there is no envelope to judge (a code next to a timeout is the
+        # one the SDK made up for it, e.g. on a span another client library traced).
+        return _UNOBSERVED
     if p.error_code is not None:
         action = (
             NextAction.BOUNDED_REDISCOVERY
@@ -113,8 +118,6 @@ def _protocol(call: CallEvidence) -> LayerJudgement:
             else NextAction.FIX_REQUEST_CONTRACT
         )
         return _failed(f"jsonrpc_{p.error_code}", action)
-    if call.execution is not None and call.execution.timed_out:
-        return _UNOBSERVED  # no response arrived: there is no envelope to judge
     if p.result_valid is False:
         return _failed(RESULT_SCHEMA_VIOLATION, NextAction.FIX_REQUEST_CONTRACT)
     return _PASSED
@@ -207,6 +210,8 @@ class CallLayers:
     silent: bool
     side_effecting: bool
     reconciled: bool | None
+    #: The recorder could not gather some evidence: whatever passed, the call is not ``healthy``.
+    evidence_missing: bool = False
 
     @property
     def envelope(self) -> bool:
@@ -267,6 +272,8 @@ def evaluate_layers(call: CallEvidence) -> CallLayers:
         reason = judgements[Layer.OUTCOME].reason or OK
         if reconciled is True and reason == OK:
             reason = EFFECT_CONFIRMED
+        if call.missing:
+            reason = EVIDENCE_MISSING
     return CallLayers(
         statuses=statuses,
         first_failed=first,
@@ -275,4 +282,5 @@ def evaluate_layers(call: CallEvidence) -> CallLayers:
         silent=silent,
         side_effecting=call.read_only is not True,
         reconciled=reconciled,
+        evidence_missing=bool(call.missing),
     )

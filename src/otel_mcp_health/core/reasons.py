@@ -41,6 +41,8 @@ class Reason(StrEnum):
     NO_OUTCOME_VERIFIER = "no_outcome_verifier"
     OUTCOME_NOT_REQUIRED = "outcome_not_required"
     EFFECT_CONFIRMED = "effect_confirmed"
+    #: The recorder could not gather some evidence (an SDK without a hook it needs).
+    EVIDENCE_MISSING = "evidence_missing"
     # contract (docs/model.md#verdicts)
     UNSUPPORTED_VERSION = "unsupported_version"
     MISSING_CAPABILITY = "missing_capability_tools"

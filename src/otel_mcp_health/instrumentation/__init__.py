@@ -94,71 +94,19 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled, unwrap
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.metrics import get_meter
 from opentelemetry.trace import get_tracer
-from wrapt import wrap_function_wrapper
 
 from otel_mcp_health import _options
 from otel_mcp_health import attributes as A
-from otel_mcp_health.instrumentation import (
-    _catalog_hooks,
-    _dispatch_wrappers,
-    _http,
-    _outcomes,
-    _state,
-    _wrappers,
-)
+from otel_mcp_health.instrumentation import _catalog_hooks, _compat, _outcomes, _state
 from otel_mcp_health.package import _instruments
 from otel_mcp_health.version import __version__
 
 _logger = logging.getLogger(__name__)
 
 _DURATION_UNIT = "s"
-
-#: (module, attribute path, wrapper): ``_instrument`` wraps these in order, ``_uninstrument``
-#: unwraps the same list. The module-level functions (``otel_span``, ``stream_within_origin``,
-#: ``_create_platform_compatible_process``) are looked up in their module at call time by the SDK,
-#: so patching the module attribute reaches every caller whatever its import style.
-_HOOKS: tuple[tuple[str, str, _wrappers.UnboundWrapper], ...] = (
-    ("mcp.client.session", "ClientSession.__init__", _wrappers.session_init),
-    ("mcp.client.session", "ClientSession.__aenter__", _wrappers.session_aenter),
-    ("mcp.client.session", "ClientSession.__aexit__", _wrappers.session_aexit),
-    ("mcp.client.session", "ClientSession.send_request", _wrappers.send_request),
-    ("mcp.client.session", "ClientSession.call_tool", _wrappers.call_tool),
-    ("mcp.client.session", "ClientSession.validate_tool_result", _wrappers.validate_tool_result),
-    ("mcp.client.session", "ClientSession._on_notify", _wrappers.on_notify),
-    ("mcp.client.session", "ClientSession._on_request", _wrappers.on_request),
-    ("mcp.client.client", "Client.call_tool", _wrappers.client_call_tool),
-    (
-        "mcp.shared.jsonrpc_dispatcher",
-        "JSONRPCDispatcher.send_raw_request",
-        _dispatch_wrappers.send_raw_request,
-    ),
-    (
-        "mcp.shared.direct_dispatcher",
-        "DirectDispatcher.send_raw_request",
-        _dispatch_wrappers.send_raw_request,
-    ),
-    ("mcp.shared.jsonrpc_dispatcher", "otel_span", _dispatch_wrappers.otel_span),
-    (
-        "mcp.shared.jsonrpc_dispatcher",
-        "JSONRPCDispatcher._write",
-        _dispatch_wrappers.dispatcher_write,
-    ),
-    (
-        "mcp.shared.jsonrpc_dispatcher",
-        "JSONRPCDispatcher._dispatch_notification",
-        _dispatch_wrappers.dispatch_notification,
-    ),
-    ("mcp.client.stdio", "_create_platform_compatible_process", _wrappers.stdio_process),
-    (
-        "mcp.client.streamable_http",
-        "StreamableHTTPTransport._handle_post_request",
-        _http.handle_post_request,
-    ),
-    ("mcp.client.streamable_http", "stream_within_origin", _http.stream_within_origin),
-)
 
 
 class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInstrumentor is untyped
@@ -189,13 +137,10 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
             digests=_options.catalog_digests(),
             max_pages=_options.max_pages_(),
         )
-        for module, name, wrapper in _HOOKS:
-            wrap_function_wrapper(module, name, _wrappers.bind(wrapper, _state.TELEMETRY))
+        _compat.install(_state.TELEMETRY)
 
     def _uninstrument(self, **kwargs: Any) -> None:
-        for module, name, _ in reversed(_HOOKS):
-            owner, _, attribute = f"{module}.{name}".rpartition(".")
-            unwrap(owner, attribute)
+        _compat.uninstall()
         _state.TELEMETRY = None
         _outcomes.reset()
 

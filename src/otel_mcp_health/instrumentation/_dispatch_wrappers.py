@@ -13,14 +13,13 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-import wrapt
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import _request_hooks, _result_hooks, _state
 from otel_mcp_health.instrumentation._state import RequestRecord, Slot, Telemetry
-from otel_mcp_health.instrumentation._wrappers import active, fenced
+from otel_mcp_health.instrumentation._wrappers import ObjectProxy, active, fenced
 
 _logger = logging.getLogger(__name__)
 
@@ -86,6 +85,22 @@ async def send_raw_request(
         # Server-side dispatchers in this process (and untracked sessions) pass straight through:
         # a client record visible in their context was entered already, so it is never claimed.
         return await wrapped(*args, **kwargs)
+    return await run_request(telemetry, record, wrapped, args, kwargs, slot=slot)
+
+
+async def run_request(
+    telemetry: Telemetry,
+    record: RequestRecord,
+    wrapped: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    *,
+    slot: Slot | None,
+) -> Any:
+    """Send the request with its record (and span) current; its outcome goes to the hooks.
+
+    Without a claiming :class:`Slot` the span ends here; with one, the outer wrapper ends it.
+    """
     if slot is not None:
         slot.record = record
     request_token = _state.REQUEST.set(record)
@@ -148,6 +163,31 @@ def dispatch_notification(
     return wrapped(*args, **kwargs)
 
 
+def make_context(
+    configured: Telemetry,
+    wrapped: Any,
+    instance: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    """``DirectDispatcher._make_context`` (sync): the in-process peer minted the request's id.
+
+    The client's ``send_raw_request`` awaits the peer's handler directly, so the record in
+    context is the request the peer is about to handle (never a request the server sends back:
+    that one is minted by the client's own dispatcher, which is skipped here).
+    """
+    record = _state.REQUEST.get()
+    if (
+        record is not None
+        and record.request_id is None
+        and active(configured) is not None
+        and _state.DISPATCHERS.get(getattr(instance, "_peer", None)) is record.state
+    ):
+        request_id = args[1] if len(args) > 1 else kwargs.get("request_id")
+        fenced("request id", _request_hooks.learn_request_id, record, request_id)
+    return wrapped(*args, **kwargs)
+
+
 async def dispatcher_write(
     configured: Telemetry,
     wrapped: Any,
@@ -175,7 +215,7 @@ def _claimed_span(record: RequestRecord, attributes: Mapping[str, Any]) -> Itera
     fenced("sdk span exit", _request_hooks.on_sdk_span_exit, record, None)
 
 
-class _SdkSpanView(wrapt.ObjectProxy[Any]):
+class _SdkSpanView(ObjectProxy):
     """Our span as the SDK sees it: the SDK's own error attributes and status are dropped.
 
     The SDK would copy the server's JSON-RPC error message into the status description (content,

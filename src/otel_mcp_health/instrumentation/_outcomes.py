@@ -39,6 +39,7 @@ from otel_mcp_health.core.evidence import CallEvidence, ExecutionEvidence, Trans
 from otel_mcp_health.core.layers import is_silent
 from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED, TransportOutcome
 from otel_mcp_health.instrumentation import _state
+from otel_mcp_health.instrumentation._sdk import result_is_error
 from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, Slot, Telemetry
 from otel_mcp_health.verifiers import CallContext, Receipt, Verifier, VerifierRunner, verifier_for
 
@@ -203,7 +204,7 @@ def after_success(
     (``record.end_deferred``): ``finish`` records the call's evidence and duration, then starts
     the verifier, whose receipt callback sets the outcome and ends the span.
     """
-    if not isinstance(name, str) or not record.recording or record.borrowed:
+    if not isinstance(name, str) or not record.recording:
         return
     policy = verifier_for(name)
     if policy is None:
@@ -213,9 +214,12 @@ def after_success(
         return
     if not isinstance(policy, Verifier):
         return
-    if getattr(result, "is_error", True) is not False or slot.output_schema_valid is False:
+    if result_is_error(result) is not False or slot.output_schema_valid is False:
         return  # the execution layer failed: there is no promised artefact to verify
     call = _context(name, arguments, result)
+    if record.borrowed:
+        _verify_borrowed(record, policy, call)
+        return
     span = record.span
 
     def start() -> None:  # called by ``finish`` once the call's own evidence is on the span
@@ -287,6 +291,27 @@ def _take_unreconciled(state: SessionState, tool_name: str, arguments: Any) -> U
             return None
         _forget(keys[-1])
         return _unreconciled.pop(keys[-1])
+
+
+def _verify_borrowed(record: RequestRecord, verifier: Verifier, call: CallContext) -> None:
+    """Another library owns the call span and ends it now: the receipt goes on an
+    ``mcp_health.outcome`` span linked to it, and the processor holds the call until then."""
+    telemetry = _state.TELEMETRY
+    if telemetry is None:
+        return
+    tracer, context, key = telemetry.tracer, record.span.get_span_context(), record.state.key
+
+    def start() -> None:
+        receipt = tracer.start_span(
+            A.OUTCOME_SPAN_NAME,
+            kind=SpanKind.INTERNAL,
+            attributes={A.SESSION_KEY: key},
+            links=[Link(context)],
+        )
+        _verify_then_end(receipt, verifier, call)
+
+    record.span.set_attribute(A.OUTCOME_PENDING, True)
+    record.on_finished = start
 
 
 def _verify_then_end(span: Span, verifier: Verifier, call: CallContext) -> None:

@@ -22,6 +22,8 @@ from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._sdk import (
     CONNECTION_CLOSED,
     HANDSHAKE_METHODS,
+    HTTP_ONLY_EVIDENCE,
+    NOT_HTTP_EVIDENCE,
     mcp_code,
     requested_version,
 )
@@ -220,11 +222,25 @@ def on_sdk_span(record: RequestRecord, attributes: Mapping[str, Any] | None) -> 
     record.sdk_span_entered = True
     if record.write_started is None:
         record.write_started = False  # the SDK enters its span block before it writes
-    request_id = (attributes or {}).get(A.JSONRPC_REQUEST_ID)
-    if isinstance(request_id, str):
-        record.request_id = request_id
-        if record.recording:
-            record.span.set_attribute(A.JSONRPC_REQUEST_ID, request_id)
+    learn_request_id(record, (attributes or {}).get(A.JSONRPC_REQUEST_ID))
+
+
+def taken_by_session(record: RequestRecord) -> None:
+    """mcp 1.x: the session itself writes the request before it waits, and a request it cannot
+    write fails with the stream's own error; so a closed connection it reports (``-32000``)
+    came after the write, as when the 2.x SDK's span block was entered."""
+    record.sdk_span_entered = True
+
+
+def learn_request_id(record: RequestRecord, request_id: Any) -> None:
+    """The request's JSON-RPC id: minted by the wire dispatcher, the in-process peer (2.x) or
+    the session (1.x). Kept on the record so transport hooks can find the request by it."""
+    if record.request_id is not None or not isinstance(request_id, str | int):
+        return
+    record.request_id = str(request_id)
+    record.state.wire_requests[record.request_id] = record
+    if record.recording:
+        record.span.set_attribute(A.JSONRPC_REQUEST_ID, record.request_id)
 
 
 def on_write(record: RequestRecord, message: Any) -> None:
@@ -263,6 +279,16 @@ def output_schema_checked(slot: Slot, session: Any, name: Any, exc: BaseExceptio
         slot.output_schema_valid = True
 
 
+def _missing_evidence(telemetry: Telemetry, state: SessionState) -> tuple[str, ...]:
+    """What the installed SDK cannot give that this session's requests would have had."""
+    if not telemetry.missing_evidence:
+        return ()
+    # Without the HTTP hooks an HTTP session is not recognised: only a known pipe is exempt.
+    transport = state.network_transport
+    excluded = {"tcp": NOT_HTTP_EVIDENCE, "pipe": HTTP_ONLY_EVIDENCE}.get(transport or "", ())
+    return tuple(e for e in telemetry.missing_evidence if e not in excluded)
+
+
 def finish(telemetry: Telemetry, record: RequestRecord) -> None:
     """End the request's span once, with its final evidence, and record its duration."""
     if record.ended:
@@ -275,6 +301,9 @@ def finish(telemetry: Telemetry, record: RequestRecord) -> None:
         attrs[A.TRANSPORT_OUTCOME] = record.transport_outcome
     if record.written is not None:
         attrs[A.TRANSPORT_REQUEST_WRITTEN] = record.written
+    missing = _missing_evidence(telemetry, record.state)
+    if missing:
+        attrs[A.EVIDENCE_MISSING] = missing
     if record.error_type is not None:
         attrs[A.ERROR_TYPE] = record.error_type
     if record.recording:

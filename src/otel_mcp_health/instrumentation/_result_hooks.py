@@ -23,6 +23,7 @@ from otel_mcp_health.instrumentation._sdk import (
     is_validation_error,
     mcp_code,
     requested_version,
+    wire_result,
 )
 from otel_mcp_health.instrumentation._state import RequestRecord, Telemetry
 
@@ -30,7 +31,8 @@ _SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
 
 
 def on_result(telemetry: Telemetry, record: RequestRecord, result: Any) -> None:
-    """The dispatcher returned a result envelope (raw wire dict)."""
+    """The request returned a result envelope (2.x: the raw wire dict; 1.x: the typed model)."""
+    result = wire_result(result)
     record.answered = True
     if record.written is None:
         record.written = True

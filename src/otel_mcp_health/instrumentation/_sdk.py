@@ -3,14 +3,42 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.vocabulary import Era
 
-# JSON-RPC codes the SDK synthesizes itself (never on the wire): mcp_types.jsonrpc.
+
+def _installed_line() -> int:
+    """The major version of the installed ``mcp`` (0 when it is missing or unreadable)."""
+    try:
+        return int(version("mcp").split(".", 1)[0])
+    except (PackageNotFoundError, ValueError):
+        return 0
+
+
+#: ``1`` or ``2``: which SDK line the hooks are picked for (docs/configuration.md#supported-sdks).
+MCP_LINE: Final = _installed_line()
+# JSON-RPC codes the SDK synthesizes itself (never on the wire): mcp_types.jsonrpc on 2.x; the
+# 1.x line reports a timeout as HTTP's 408 in an ``McpError`` (mcp.shared.session).
 CONNECTION_CLOSED: Final = -32000
-REQUEST_TIMEOUT: Final = -32001
+REQUEST_TIMEOUT: Final = 408 if MCP_LINE == 1 else -32001
+#: Evidence a private SDK hook provides -> what its absence costs (the warning's wording).
+EVIDENCE: Final = {
+    "request_id": "jsonrpc.request.id",
+    "request_write": "whether a cancelled request was written (silence vs no call)",
+    "sdk_span": "one CLIENT span per request (the SDK's own span is not taken over)",
+    "http_status": "HTTP status, WWW-Authenticate error and scopes, transport failures",
+    "list_changed": "notifications/tools/list_changed (stale catalogs)",
+    "elicitation": "waiting_for_user while the server asks the user",
+    "progress_token": "progress naming another request's token",
+    "output_schema": "the SDK's output-schema verdict",
+    "stdio_transport": "network.transport=pipe for stdio sessions",
+}
+#: Evidence only a streamable HTTP session can miss, and evidence only other sessions can miss.
+HTTP_ONLY_EVIDENCE: Final = frozenset({"http_status"})
+NOT_HTTP_EVIDENCE: Final = frozenset({"stdio_transport"})
 HANDSHAKE_METHODS: Final = {"initialize": Era.INITIALIZE, "server/discover": Era.DISCOVER}
 PROTOCOL_VERSION_META_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 
@@ -26,10 +54,14 @@ def requested_version(method: str, params: Mapping[str, Any]) -> str | None:
 
 
 def mcp_code(exc: BaseException) -> int | None:
-    """The JSON-RPC code of an ``MCPError``."""
-    from mcp.shared.exceptions import MCPError
+    """The JSON-RPC code of an ``MCPError`` (2.x) or ``McpError`` (1.x)."""
+    from mcp.shared import exceptions
 
-    return exc.code if isinstance(exc, MCPError) else None
+    error_class = getattr(exceptions, "MCPError", None) or getattr(exceptions, "McpError", None)
+    if error_class is None or not isinstance(exc, error_class):
+        return None
+    code = getattr(getattr(exc, "error", None), "code", None)
+    return code if isinstance(code, int) else None
 
 
 def error_type_of(exc: BaseException) -> str:
@@ -45,3 +77,20 @@ def is_validation_error(exc: BaseException) -> bool:
     from pydantic import ValidationError
 
     return isinstance(exc, ValidationError)
+
+
+def wire_result(result: Any) -> Any:
+    """A result as it was on the wire: 1.x hands back a pydantic model (camelCase aliases)."""
+    dump = getattr(result, "model_dump", None)
+    if dump is None:
+        return result
+    return dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def result_is_error(result: Any) -> bool | None:
+    """``CallToolResult.is_error`` (2.x) or ``isError`` (1.x); ``None`` for anything else."""
+    for name in ("is_error", "isError"):
+        value = getattr(result, name, None)
+        if isinstance(value, bool):
+            return value
+    return None

@@ -24,9 +24,13 @@ from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, 
 def register_session(session: Any) -> None:
     """Give a new ``ClientSession`` its state (random key) and learn a stdio transport."""
     state = SessionState(session_ref=weakref.ref(session))
-    dispatcher = session._dispatcher
+    # mcp 1.x has no dispatcher: the session sends its requests itself.
+    dispatcher = getattr(session, "_dispatcher", session)
     _state.SESSIONS[session] = state
     _state.DISPATCHERS[dispatcher] = state
+    inbound = getattr(getattr(session, "_read_stream", None), "_state", None)
+    if inbound is not None:
+        _state.INBOUND_STREAMS[inbound] = state
     if _state.STDIO_SPAWNED.get():
         from anyio.streams.memory import MemoryObjectSendStream
 

@@ -69,6 +69,8 @@ class Telemetry:
     #: Open labels of the two histograms, bounded in their distinct values.
     operation_labels: LabelBudget = field(default_factory=lambda: LabelBudget(OPEN_LABELS))
     session_labels: LabelBudget = field(default_factory=lambda: LabelBudget(OPEN_LABELS))
+    #: Evidence the installed SDK cannot give (a private hook is absent; ``_compat``).
+    missing_evidence: tuple[str, ...] = ()
 
 
 #: Set by ``_instrument``, cleared by ``_uninstrument``.
@@ -113,6 +115,11 @@ class SessionState:
     known_tools: dict[str, KnownTool] | None = None
     #: ``tools/call`` requests whose span is still open (weakly held: never keeps one alive).
     open_calls: weakref.WeakSet[RequestRecord] = field(default_factory=weakref.WeakSet)
+    #: mcp 1.x: open requests by JSON-RPC id, for the transport hooks that run outside the
+    #: request's context (the 1.x transports carry no context with a message).
+    wire_requests: weakref.WeakValueDictionary[str, RequestRecord] = field(
+        default_factory=weakref.WeakValueDictionary
+    )
 
     def connection_attributes(self) -> dict[str, Any]:
         """Version, transport and server identity: on every span and duration of the session."""
@@ -140,6 +147,10 @@ class SessionState:
 DISPATCHERS: weakref.WeakKeyDictionary[Any, SessionState] = weakref.WeakKeyDictionary()
 #: ClientSession -> state (same object as its dispatcher's).
 SESSIONS: weakref.WeakKeyDictionary[Any, SessionState] = weakref.WeakKeyDictionary()
+#: mcp 1.x: the shared state of a session's inbound memory stream -> the session's state. The
+#: streamable HTTP transport writes responses into that stream, so its request hooks find the
+#: session through it.
+INBOUND_STREAMS: weakref.WeakKeyDictionary[Any, SessionState] = weakref.WeakKeyDictionary()
 
 
 def session_state(target: Any) -> SessionState | None:

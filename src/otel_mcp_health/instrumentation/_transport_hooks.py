@@ -15,6 +15,7 @@ from otel_mcp_health import attributes as A
 from otel_mcp_health.core.bounds import cap
 from otel_mcp_health.core.failures import classify_transport_failure, leaf, parse_www_authenticate
 from otel_mcp_health.core.vocabulary import AuthError, TransportOutcome
+from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._state import RequestRecord
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -47,6 +48,18 @@ def post_matches(record: RequestRecord, post_ctx: Any) -> bool:
     return record.request_id is None or str(message.id) == record.request_id
 
 
+def wire_request_of(post_ctx: Any) -> RequestRecord | None:
+    """mcp 1.x: the open request a POST carries, found by its id in the session whose inbound
+    stream the transport answers into (the POST runs outside the request's context)."""
+    inbound = getattr(post_ctx.read_stream_writer, "_state", None)
+    state = _state.INBOUND_STREAMS.get(inbound) if inbound is not None else None
+    message = getattr(post_ctx.session_message.message, "root", None)
+    request_id = getattr(message, "id", None)
+    if state is None or request_id is None or not hasattr(message, "method"):
+        return None
+    return state.wire_requests.get(str(request_id))
+
+
 def on_http_response(record: RequestRecord, response: Any) -> None:
     """The POST got a response: status, sanitized ``WWW-Authenticate``, session id."""
     status = int(response.status_code)
@@ -72,7 +85,18 @@ def on_http_response(record: RequestRecord, response: Any) -> None:
 
 
 def on_http_error(record: RequestRecord, exc: BaseException) -> None:
-    """The POST itself failed (the caller will only see a cancellation): classify by type."""
+    """The POST itself failed (the caller will only see a cancellation): classify by type.
+
+    mcp 1.x raises ``httpx.HTTPStatusError`` for an error status; the answer is its response.
+    """
+    response = getattr(leaf(exc), "response", None)
+    status = getattr(response, "status_code", None)
+    if isinstance(status, int) and status >= 400:
+        on_http_response(record, response)
+        record.answered = True
+        record.error_type = str(status)
+        record.exception_type = type(leaf(exc)).__qualname__
+        return
     failure = classify_transport_failure(exc)
     outcome, written, oauth = failure.outcome, failure.written, failure.oauth
     if oauth:

@@ -26,8 +26,9 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import wrapt
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from otel_mcp_health.instrumentation import (
@@ -42,6 +43,11 @@ from otel_mcp_health.instrumentation import (
 from otel_mcp_health.instrumentation._state import Slot, Telemetry
 
 _logger = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    ObjectProxy = wrapt.ObjectProxy[Any]
+else:  # wrapt 1.x's ObjectProxy is not subscriptable at run time
+    ObjectProxy = wrapt.ObjectProxy
 
 #: The extraction seam: every function of ours a wrapper calls, always through these modules'
 #: attributes (a test makes each one raise and proves the host sees no difference).
@@ -230,10 +236,23 @@ async def on_notify(
     kwargs: dict[str, Any],
 ) -> Any:
     """``ClientSession._on_notify``: inbound server notifications (``list_changed``)."""
+    method = args[1] if len(args) > 1 else kwargs.get("method")
+    return await notified(configured, wrapped, instance, args, kwargs, method=method)
+
+
+async def notified(
+    configured: Telemetry,
+    wrapped: Any,
+    instance: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    *,
+    method: Any,
+) -> Any:
+    """A server notification of ``method`` reached the session (either SDK line)."""
     telemetry = active(configured)
     if telemetry is None:
         return await wrapped(*args, **kwargs)
-    method = args[1] if len(args) > 1 else kwargs.get("method")
     fenced("notification", _session_hooks.on_notification, telemetry, instance, method)
     # The handler may run in the context of the request whose stream carried the notification;
     # whatever the application does in it (e.g. re-list after list_changed) is its own request.
@@ -253,14 +272,27 @@ async def on_request(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> Any:
-    """``ClientSession._on_request``: server-initiated requests answered by the application.
+    """``ClientSession._on_request``: server-initiated requests answered by the application."""
+    method = args[1] if len(args) > 1 else kwargs.get("method")
+    return await requested(configured, wrapped, instance, args, kwargs, method=method)
+
+
+async def requested(
+    configured: Telemetry,
+    wrapped: Any,
+    instance: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    *,
+    method: Any,
+) -> Any:
+    """The server sent the session a ``method`` request (either SDK line).
 
     An ``elicitation/create`` during a ``tools/call`` means the call waits on a person. The
     handler runs outside any request scope of ours, like notification handlers.
     """
     if active(configured) is None:
         return await wrapped(*args, **kwargs)
-    method = args[1] if len(args) > 1 else kwargs.get("method")
     waiting = method == _ELICITATION
     record = _state.REQUEST.get()
     if waiting:
