@@ -1,10 +1,14 @@
-"""OpenTelemetry instrumentation for MCP *clients* (``mcp >= 2, < 3``) that records health evidence.
+"""OpenTelemetry instrumentation for MCP *clients* (``mcp >= 1.19, < 3``) that records health
+evidence.
 
 It emits exactly one semconv CLIENT span per JSON-RPC request the application's ``ClientSession``
 sends (named ``{mcp.method.name} {target}``, e.g. ``tools/call create_ticket``). mcp 2 already
 creates its own ``MCP send …`` client spans; this instrumentation takes that span's place (the SDK
 is handed our span, so there is never a second one and W3C trace context still flows into
-``params._meta``). On the in-process direct path, where the SDK emits no span, it creates one.
+``params._meta``). On the in-process direct path and on mcp 1.x, where the SDK emits no span, it
+creates one. The hooks are picked by the installed SDK line (``_compat``; a missing private hook
+is a warning and ``mcp_health.evidence.missing`` on the affected spans, never an error:
+docs/configuration.md#supported-sdks).
 Each span carries small, safe evidence under ``mcp_health.`` (docs/model.md#privacy) that the span
 processor turns into verdicts; tool arguments, results, tokens, raw cursors, headers and server
 messages are never recorded.
@@ -64,9 +68,12 @@ Applications or frameworks that install tools for their agent themselves report 
 Higher-level clients
 --------------------
 Anything built on ``mcp.ClientSession`` is covered (``mcp.Client``, ``ClientSessionGroup``,
-FastMCP's ``Client``). When such a client already traces a request with its own open CLIENT span
-(``mcp.method.name`` equal to the request's), that span is enriched with the evidence instead of
-adding a second one (semconv: do not duplicate an outer instrumentation's span); its owner ends it.
+FastMCP's ``Client``, ``langchain-mcp-adapters``). When such a client already traces a request
+with its own open CLIENT span (``mcp.method.name`` equal to the request's), that span is enriched
+with the evidence instead of adding a second one (semconv: do not duplicate an outer
+instrumentation's span); its owner ends it. The span processor judges it by that evidence, counts
+it in flight, and holds it for its outcome receipt (an ``mcp_health.outcome`` span) when the
+tool has a verifier.
 
 Limits
 ------
@@ -75,9 +82,10 @@ Limits
 * ``network.transport`` is left out in-process (semconv has no value for it) and for streams an
   application builds itself; stdio is recognised when ``stdio_client`` is entered in the task that
   then builds the ``ClientSession`` (the SDK's own pattern, and ``mcp.Client``'s).
-* ``jsonrpc.request.id`` is absent on the in-process direct path (no wire id exists).
 * Progress naming another request's token is only attributable where the notification carries
-  the request's context (streamable HTTP); elsewhere the SDK drops it unseen.
+  the request's context (mcp 2.x streamable HTTP); elsewhere the SDK drops it unseen.
+* mcp 1.x does not show the moment a request is written: a host cancellation after the request
+  started counts as silence.
 
 Suppression and safety
 ----------------------
