@@ -144,6 +144,11 @@ OUTCOME_CONFIDENCE: Final = "mcp_health.outcome.confidence"
 OUTCOME_DURATION_S: Final = "mcp_health.outcome.duration_s"
 #: Short code of a failed or inconclusive receipt (``file_absent``, ``verifier_timeout``...).
 OUTCOME_REASON: Final = "mcp_health.outcome.reason"
+#: INTERNAL span with the receipt of a borrowed call span (another library's, ended before the
+#: verifier answered): ``SESSION_KEY`` and the receipt, linked to the call's span.
+OUTCOME_SPAN_NAME: Final = "mcp_health.outcome"
+#: On a borrowed call span: its receipt comes later, on an ``mcp_health.outcome`` span.
+OUTCOME_PENDING: Final = "mcp_health.receipt.pending"
 # Reconciliation after silence (docs/model.md#silence): was the side effect committed at the
 # destination?
 #: ``True`` = committed, ``False`` = confirmed absent; on a ``tools/call`` span of the same tool.
@@ -153,10 +158,6 @@ EFFECT_METHOD: Final = "mcp_health.effect.method"
 #: INTERNAL span emitted by ``report_reconciliation``: ``SESSION_KEY``, ``GEN_AI_TOOL_NAME``,
 #: ``EFFECT_OBSERVED``/``EFFECT_METHOD`` (and a receipt), linked to the silent call's span.
 RECONCILE_SPAN_NAME: Final = "mcp_health.reconcile"
-#: The receipt of a borrowed call span (another library ended it before the verifier answered).
-OUTCOME_SPAN_NAME: Final = "mcp_health.outcome"
-#: On a borrowed call span: its receipt comes later, on an ``mcp_health.outcome`` span.
-OUTCOME_PENDING: Final = "mcp_health.receipt.pending"
 
 # Session end: an INTERNAL span (``SESSION_KEY`` set) that tells the processor to release the
 # session's state at once instead of waiting for idle expiry.

@@ -213,3 +213,22 @@ async def test_every_client_gets_the_http_failure_verdicts(
         ("transport_error", "retry_within_budget", "http_503", "transport"),
         ("transport_error", "retry_within_budget", "dns_failure", "transport"),
     ]
+
+
+CANARY = "matrix-canary-5d1e0b"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_no_client_library_leaks_arguments_or_server_text(
+    kind: str, verdicts: Pipeline, reference_url: str
+) -> None:
+    """The server echoes the arguments in its error (as real servers do) and FastMCP copies
+    exception text onto its own span: every exported span, ours or borrowed, is clean."""
+    with anyio.fail_after(60):
+        async with connect(kind, "http", reference_url + "/mcp", Events()) as agent:
+            await agent.list_all()
+            await attempt(agent.call("bad_args", {"ticketId": CANARY}))
+            await attempt(agent.call("nope", {"q": CANARY}))
+    exported = "\n".join(span.to_json() for span in verdicts.spans())
+    assert "tools/call bad_args" in exported
+    assert CANARY not in exported

@@ -49,6 +49,26 @@ def test_transport_failures_by_type(exc: BaseException, expected: tuple[object, 
     assert (found.outcome, found.written, found.oauth) == expected
 
 
+def _httpx_v1(name: str, base: type[BaseException] = Exception) -> BaseException:
+    """An exception of ``httpx`` (mcp 1.x's HTTP client) by class name, as the core sees it."""
+    return type(name, (base,), {"__module__": "httpx._exceptions"})("x")
+
+
+@pytest.mark.parametrize(
+    ("exc", "expected"),
+    [
+        (_caused(_httpx_v1("ConnectError"), socket.gaierror("y")), ("dns_failure", False, False)),
+        (_httpx_v1("ConnectTimeout"), ("connection_lost", False, False)),
+        (_httpx_v1("TransportError"), ("connection_lost", None, False)),
+    ],
+)
+def test_mcp_1x_transport_failures_by_type(
+    exc: BaseException, expected: tuple[object, ...]
+) -> None:
+    found = classify_transport_failure(exc)
+    assert (found.outcome, found.written, found.oauth) == expected
+
+
 def test_cancellations_are_recognised_by_type() -> None:
     assert is_cancellation(asyncio.CancelledError())
     assert not is_cancellation(TimeoutError())

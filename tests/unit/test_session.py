@@ -352,3 +352,15 @@ def test_progress_summary() -> None:
     assert summary.late_count == 1
     assert summary.wrong_token_count == 1
     assert summary.max_gap_seconds == 20.0
+
+
+def test_missing_evidence_is_never_healthy() -> None:
+    """A call whose recorder lacked a hook (an SDK release without it) is not green, whatever
+    passed; a failure it did observe still decides the verdict."""
+    assert classify_session(session()).call.verdict is Verdict.HEALTHY
+    missing = classify_session(session(call=with_(missing=("output_schema",)))).call
+    assert (missing.verdict, missing.reason) == (Verdict.UNVERIFIED, "evidence_missing")
+    failed = classify_session(
+        session(call=with_(missing=("list_changed",), execution=ExecutionEvidence(is_error=True)))
+    ).call
+    assert (failed.verdict, failed.reason) == (Verdict.TOOL_FAILED, "is_error")
