@@ -75,6 +75,25 @@ def non_mcp(provider: TracerProvider) -> None:
         span.end()
 
 
+def non_mcp_client(provider: TracerProvider) -> None:
+    """Outbound HTTP client spans: the kind a borrowed MCP span has, so the processor looks for
+    our session key on them (spans are recognised by their evidence)."""
+    tracer = provider.get_tracer("bench.httpclient")
+    for n in range(SESSIONS * 7):
+        span = tracer.start_span(
+            "GET",
+            kind=SpanKind.CLIENT,
+            attributes={
+                "http.request.method": "GET",
+                "http.response.status_code": 200,
+                "url.full": f"https://api.example.test/orders/{n % 7}",
+                "server.address": "api.example.test",
+                "server.port": 443,
+            },
+        )
+        span.end()
+
+
 async def _sessions() -> None:
     for _ in range(SESSIONS // 10):  # ten at a time, as an agent fleet would
         async with anyio.create_task_group() as group:
@@ -160,14 +179,19 @@ def _workload_rows(workloads: dict[str, list[ReadableSpan]]) -> tuple[list[list[
 
 def main() -> None:
     report = Report("Span processor benchmark", "processor")
-    workloads = {"non-MCP span": _record(non_mcp), "MCP span": _record(mcp)}
+    workloads = {
+        "non-MCP span": _record(non_mcp),
+        "non-MCP CLIENT span": _record(non_mcp_client),
+        "MCP span": _record(mcp),
+    }
     report.add(
         f"- {ROUNDS} rounds alternating baseline and ours; process CPU time of `on_end` per span "
         "after a warm-up pass; medians with (min-max) over rounds, ratios per round",
         "- baseline: `SimpleSpanProcessor(NoOpExporter())`; ours wraps the same baseline and "
         "records the verdict metrics into a real SDK MeterProvider",
         f"- MCP spans: {SESSIONS} real in-process sessions recorded by `McpHealthInstrumentor` "
-        "(handshake, `tools/list`, 3 `tools/call`, close); non-MCP spans: HTTP server spans",
+        "(handshake, `tools/list`, 3 `tools/call`, close); non-MCP spans: HTTP server spans; "
+        "non-MCP CLIENT spans: outbound HTTP client spans",
     )
     rows, added = _workload_rows(workloads)
     header = ("spans", "n", "baseline on_end µs", "ours on_end µs", "added µs", "ratio")

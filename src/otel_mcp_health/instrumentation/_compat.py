@@ -3,8 +3,8 @@
 One instrumentor covers ``mcp >= 1.19, < 3`` (docs/configuration.md#supported-sdks). The 2.x line
 sends every request through a dispatcher and emits its own client span (which we take over);
 the 1.x line sends from ``BaseSession.send_request`` and emits no span (we create it). Each line
-has its own hook table; hooks on public API are required, hooks on private SDK names
-(``private=True``) may disappear in a minor release. A missing private hook never raises into
+has its own hook table; hooks on public API are required, hooks on private SDK names (those
+naming the evidence they provide) may disappear in a minor release. A missing private hook never raises into
 the host: it is skipped, one warning names the SDK version and the evidence that will be missing
 (``_sdk.EVIDENCE``), and every span of the session carries ``mcp_health.evidence.missing`` so the
 processor never calls such a call ``healthy`` (docs/model.md#verdicts).
@@ -15,14 +15,13 @@ from __future__ import annotations
 import importlib
 import logging
 from dataclasses import dataclass
-from importlib.metadata import version
 from typing import Final
 
 from opentelemetry.instrumentation.utils import unwrap
 from wrapt import wrap_function_wrapper
 
 from otel_mcp_health.instrumentation import _dispatch_wrappers, _http, _v1_wrappers, _wrappers
-from otel_mcp_health.instrumentation._sdk import EVIDENCE, MCP_LINE
+from otel_mcp_health.instrumentation._sdk import EVIDENCE, MCP_LINE, installed_version
 from otel_mcp_health.instrumentation._state import Telemetry
 from otel_mcp_health.instrumentation._wrappers import UnboundWrapper
 
@@ -153,7 +152,7 @@ def install(telemetry: Telemetry) -> None:
     if required:
         _logger.error(
             "otel-mcp-health: mcp %s lacks %s; MCP requests are not instrumented.",
-            version("mcp"),
+            installed_version(),
             ", ".join(f"{h.module}.{h.name}" for h in required),
         )
         return
@@ -174,7 +173,7 @@ def _warn(missing: list[Hook], lost: list[str]) -> None:
     _logger.warning(
         "otel-mcp-health: mcp %s lacks %s; this evidence will be missing: %s. Affected calls are "
         "never judged healthy (mcp_health.evidence.missing).",
-        version("mcp"),
+        installed_version(),
         names,
         "; ".join(EVIDENCE[e] for e in lost),
     )

@@ -10,11 +10,19 @@ from otel_mcp_health import attributes as A
 from otel_mcp_health.core.vocabulary import Era
 
 
+def installed_version() -> str:
+    """The installed ``mcp`` version, for messages."""
+    try:
+        return version("mcp")
+    except PackageNotFoundError:
+        return "(not installed)"
+
+
 def _installed_line() -> int:
     """The major version of the installed ``mcp`` (0 when it is missing or unreadable)."""
     try:
-        return int(version("mcp").split(".", 1)[0])
-    except (PackageNotFoundError, ValueError):
+        return int(installed_version().split(".", 1)[0])
+    except ValueError:
         return 0
 
 
