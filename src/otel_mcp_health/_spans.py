@@ -110,6 +110,9 @@ def _names(attrs: Attributes, key: str) -> tuple[str, ...]:
 INSTRUMENTATION_SCOPE = "otel_mcp_health.instrumentation"
 
 
+_CLIENT = SpanKind.CLIENT
+
+
 def carries_evidence(span: ReadableSpan) -> bool:
     """Whether the span carries our evidence, whichever library created it.
 
@@ -120,8 +123,12 @@ def carries_evidence(span: ReadableSpan) -> bool:
     scope = span.instrumentation_scope
     if scope is not None and scope.name == INSTRUMENTATION_SCOPE:
         return True
-    if span.kind is not SpanKind.CLIENT:
+    if span.kind is not _CLIENT:
         return False
+    # An SDK span keeps its attributes in a plain dict: a miss there costs no KeyError.
+    store = getattr(getattr(span, "_attributes", None), "_dict", None)
+    if isinstance(store, dict):
+        return A.SESSION_KEY in store
     attrs = span.attributes
     return attrs is not None and A.SESSION_KEY in attrs
 

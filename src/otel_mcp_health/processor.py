@@ -242,7 +242,7 @@ class McpHealthSpanProcessor(SpanProcessor):
                     self._complete(span)
             except Exception:
                 _logger.debug("mcp_health: deriving verdicts failed", exc_info=True)
-        elif self._enabled and span.context is not None and self._live:
+        elif self._live and self._enabled and span.context is not None:
             self._forget(span.context.span_id)  # a tracked span that never got our evidence
         self._forward("on_end", forwarded)
 

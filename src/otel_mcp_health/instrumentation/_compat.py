@@ -4,10 +4,11 @@ One instrumentor covers ``mcp >= 1.19, < 3`` (docs/configuration.md#supported-sd
 sends every request through a dispatcher and emits its own client span (which we take over);
 the 1.x line sends from ``BaseSession.send_request`` and emits no span (we create it). Each line
 has its own hook table; hooks on public API are required, hooks on private SDK names (those
-naming the evidence they provide) may disappear in a minor release. A missing private hook never raises into
-the host: it is skipped, one warning names the SDK version and the evidence that will be missing
-(``_sdk.EVIDENCE``), and every span of the session carries ``mcp_health.evidence.missing`` so the
-processor never calls such a call ``healthy`` (docs/model.md#verdicts).
+naming the evidence they provide) may disappear in a minor release. A missing private hook
+never raises into the host: it is skipped, one warning names the SDK version and the evidence
+that will be missing (``_sdk.EVIDENCE``), and every span of the session carries
+``mcp_health.evidence.missing`` so the processor never calls such a call ``healthy``
+(docs/model.md#verdicts).
 """
 
 from __future__ import annotations
