@@ -10,14 +10,15 @@ takes the engine's lock.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
-from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import Event, ReadableSpan
 
 from otel_mcp_health import _spans, _verdicts
 from otel_mcp_health import attributes as A
+from otel_mcp_health._memo import CallMemo, Decoded, Judged, decode
 from otel_mcp_health._sessions import Incidents, Session, SessionStore, SilentCall, SilentCalls
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import CatalogResult, classify_catalog
@@ -28,9 +29,9 @@ from otel_mcp_health.core.evidence import (
     ProgressEvidence,
     SessionEvidence,
 )
-from otel_mcp_health.core.progress import clocks, summarize
+from otel_mcp_health.core.progress import ProgressSummary, clocks, summarize
 from otel_mcp_health.core.retries import over_budget
-from otel_mcp_health.core.session import classify_session, judge_in_session
+from otel_mcp_health.core.session import SessionResult, classify_session, judge_in_session
 from otel_mcp_health.core.vocabulary import (
     CatalogVerdict,
     Era,
@@ -50,8 +51,8 @@ _UNKNOWN: Final = "unknown"
 #: Verdicts that open no incident: nothing failed (``unverified`` lacks a receipt, it is not an
 #: outage; ``working`` is live).
 _NO_INCIDENT: Final = frozenset({Verdict.HEALTHY, Verdict.UNVERIFIED, Verdict.WORKING})
-#: Memoized call verdicts kept at once (cleared when full).
-_MAX_MEMO: Final = 1024
+#: Counter cells kept per memoized judgement, one per server label (cleared when full).
+_MAX_CELLS: Final = 64
 _RULES: Final = {rule.name: rule for rule in VERDICT_RULES}
 #: The contract rows whose verdict goes on a handshake span (docs/model.md#precedence).
 _HANDSHAKE_FAILED: Final = _RULES["handshake_failed"]
@@ -80,7 +81,7 @@ class Engine:
         self._lock = threading.Lock()
         #: Judge from the memoized session facts (``False``: re-derive everything per span).
         self.incremental = True
-        self._memo: dict[tuple[Any, ...], tuple[CallResult, CatalogVerdict, dict[str, Any]]] = {}
+        self._memo = CallMemo()
 
     def clear(self) -> None:
         """Forget every session, incident and silent call (shutdown)."""
@@ -218,83 +219,108 @@ class Engine:
     ) -> dict[str, Any]:
         if attrs.get(A.CALL_CANCELLED) is True and attrs.get(A.TRANSPORT_REQUEST_WRITTEN) is False:
             return {}  # cancelled before the request was written: no call (docs/model.md)
-        call = _spans.call_evidence(attrs)
-        if call.authorization is None and session.auth_failure is not None:
-            # "no authorized exchange has succeeded since": the failure carries forward.
-            call = replace(call, authorization=session.auth_failure)
-        finding = _spans.tool_call_check(attrs)
-        if finding is not None:
-            session.add_finding(finding)
-        result, catalog_verdict, verdicts = self._classify_call(span, attrs, session, call)
+        decoded = self._memo.decoded(attrs) if self.incremental else decode(attrs)
+        if decoded.finding is not None:
+            session.add_finding(decoded.finding)
+        # "no authorized exchange has succeeded since": a failure carries forward.
+        carried = session.auth_failure if decoded.call.authorization is None else None
+        judged, summary = self._classify_call(span, attrs, session, decoded, carried)
+        call, result = judged.call, judged.result
         _remember_authorization(session, call, result)
         # A silent call is remembered so that its reconciliation span can re-judge it.
         if result.effect_unknown and span.context is not None:
-            silent = SilentCall(call, session.handshake, catalog_verdict)
+            silent = SilentCall(call, session.handshake, judged.catalog_verdict)
             self._silent.remember(span.context.span_id, silent)
-        receipt, method = attrs.get(A.OUTCOME_RESULT), attrs.get(A.OUTCOME_METHOD)
-        self._metrics.count_call(
-            result,
-            tool=call.tool or "",
-            receipt=receipt if isinstance(receipt, str) else "none",
-            method=str(method or "none"),
-            server=_server_labels(attrs, session),
-        )
+        self._count_call(attrs, session, decoded, judged)
+        verdicts = dict(judged.verdicts)
+        if summary is not None and summary.count:
+            verdicts.update(_verdicts.progress_attributes(summary))
         self._open_incident(span, attrs, session, result=result, verdicts=verdicts)
         return verdicts
 
     def _classify_call(
-        self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session, call: CallEvidence
-    ) -> tuple[CallResult, CatalogVerdict, dict[str, Any]]:
-        """The call's result, its session's catalog verdict and the verdict attributes."""
-        now = span.end_time
-        progress = _spans.progress_evidence(
-            attrs, span.events, started_at=span.start_time, now=now, completed_at=now
-        )
-        summary = summarize(progress)
-        if self.incremental:
-            facts = session.handshake_facts()
-            catalog = session.catalog_result(now, self._max_age_s)
-            result, catalog_verdict, base = self._verdict(call, progress, facts, catalog)
-        else:  # the full derivation, kept for the differential test
+        self,
+        span: ReadableSpan,
+        attrs: Mapping[str, Any],
+        session: Session,
+        decoded: Decoded,
+        carried: AuthorizationEvidence | None,
+    ) -> tuple[Judged, ProgressSummary | None]:
+        """The call's judgement, and its progress summary when it has progress events.
+
+        A finished span without progress events is outside the clocks (no live state) and has an
+        empty summary: its progress evidence is built only when the judgement is not memoized.
+        """
+        now, events = span.end_time, span.events
+        progress: ProgressEvidence | None = None
+        if now is None or any(event.name == A.PROGRESS_EVENT for event in events):
+            progress = _progress(span, attrs, events)
+        summary = summarize(progress) if progress is not None else None
+        call = decoded.call if carried is None else replace(decoded.call, authorization=carried)
+        if not self.incremental:  # the full derivation, kept for the differential test
             outcome = classify_session(
                 SessionEvidence(
                     handshake=session.handshake,
                     catalog=session.catalog(now, self._max_age_s),
                     call=call,
-                    progress=progress,
+                    progress=progress or _progress(span, attrs, events),
                 )
             )
-            result, catalog_verdict = outcome.call, outcome.catalog_verdict
-            base = _base_attributes(outcome.call, outcome.catalog)
-        verdicts = dict(base)
-        if summary.count:
-            verdicts.update(_verdicts.progress_attributes(summary))
-        return result, catalog_verdict, verdicts
-
-    def _verdict(
-        self,
-        call: CallEvidence,
-        progress: ProgressEvidence,
-        facts: HandshakeFacts,
-        catalog: CatalogResult,
-    ) -> tuple[CallResult, CatalogVerdict, dict[str, Any]]:
-        """Memoized: equal call evidence and clock state under equal session facts (what the
-        contract reads of them) get the same verdict, in any session."""
-        failed = facts.failed
-        handshake = (
-            facts.compatible,
-            facts.incompatible_reason,
-            None if failed is None else (failed.first_failed, failed.reason, failed.next_action),
+            return _judged(call, outcome), summary
+        facts = session.handshake_facts()
+        catalog = session.catalog_result(now, self._max_age_s)
+        live = None if progress is None else clocks(progress).live_state
+        context = (
+            carried,
+            live,
+            self._facts_token(session, facts),
+            self._catalog_token(session, catalog),
         )
-        key = (call, clocks(progress).live_state, handshake, catalog)
-        hit = self._memo.get(key)
-        if hit is None:
+        judged = decoded.judged.get(context)
+        if judged is None:
+            progress = progress or _progress(span, attrs, events)
             outcome = judge_in_session(call, progress, handshake=facts, catalog=catalog)
-            base = _base_attributes(outcome.call, outcome.catalog)
-            if len(self._memo) >= _MAX_MEMO:
-                self._memo.clear()
-            hit = self._memo[key] = (outcome.call, outcome.catalog_verdict, base)
-        return hit
+            judged = decoded.remember(context, _judged(call, outcome))
+        return judged, summary
+
+    def _facts_token(self, session: Session, facts: HandshakeFacts) -> int:
+        """The memo token of what the contract reads of the session's handshake facts."""
+        cached = session.facts_token
+        if cached is None or cached[0] is not facts:
+            failed = facts.failed
+            value = (
+                facts.compatible,
+                facts.incompatible_reason,
+                None
+                if failed is None
+                else (failed.first_failed, failed.reason, failed.next_action),
+            )
+            cached = session.facts_token = (facts, self._memo.token(("facts", value)))
+        return cached[1]
+
+    def _catalog_token(self, session: Session, catalog: CatalogResult) -> int:
+        """The memo token of the session's catalog verdict."""
+        cached = session.catalog_token
+        if cached is None or cached[0] is not catalog:
+            cached = session.catalog_token = (catalog, self._memo.token(("catalog", catalog)))
+        return cached[1]
+
+    def _count_call(
+        self, attrs: Mapping[str, Any], session: Session, decoded: Decoded, judged: Judged
+    ) -> None:
+        """``mcp_health.calls`` and ``mcp_health.outcomes``, through cells kept per judgement."""
+        cells = judged.cells.get(session.server)
+        if cells is None:
+            if len(judged.cells) >= _MAX_CELLS:
+                judged.cells.clear()
+            cells = judged.cells[session.server] = self._metrics.call_cells(
+                judged.result,
+                tool=decoded.call.tool or "",
+                receipt=decoded.receipt,
+                method=decoded.method,
+                server=_server_labels(attrs, session),
+            )
+        self._metrics.count(cells)
 
     def _judge_reconciliation(
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
@@ -355,11 +381,20 @@ class Engine:
             self._metrics.incidents.add(1, {**labels, **_server_labels(attrs, session)})
 
 
-def _base_attributes(result: CallResult, catalog: CatalogResult | None) -> dict[str, Any]:
-    verdicts = _verdicts.call_attributes(result)
-    if catalog is not None:
-        verdicts.update(_verdicts.catalog_attributes(catalog))
-    return verdicts
+def _judged(call: CallEvidence, outcome: SessionResult) -> Judged:
+    verdicts = _verdicts.call_attributes(outcome.call)
+    if outcome.catalog is not None:
+        verdicts.update(_verdicts.catalog_attributes(outcome.catalog))
+    return Judged(call, outcome.call, outcome.catalog_verdict, verdicts)
+
+
+def _progress(
+    span: ReadableSpan, attrs: Mapping[str, Any], events: Sequence[Event]
+) -> ProgressEvidence:
+    now = span.end_time
+    return _spans.progress_evidence(
+        attrs, events, started_at=span.start_time, now=now, completed_at=now
+    )
 
 
 def _server_labels(attrs: Mapping[str, Any], session: Session) -> dict[str, Any]:

@@ -107,6 +107,9 @@ class Session:
     version: int = 0
     _catalog_memo: tuple[int, HandshakeEvidence | None, int, CatalogResult] | None = None
     _facts_memo: tuple[HandshakeEvidence | None, HandshakeFacts] | None = None
+    #: The engine's memo tokens (:mod:`otel_mcp_health._memo`) of the two results above.
+    facts_token: tuple[HandshakeFacts, int] | None = None
+    catalog_token: tuple[CatalogResult, int] | None = None
 
     # -- catalog -------------------------------------------------------------------------------
     def add_page(

@@ -72,6 +72,8 @@ from otel_mcp_health.version import __version__
 InFlightCounts = Callable[[], Mapping[LiveState, int]]
 
 
+#: One label set's running sum: ``[labels as first seen (their order is kept), sum]``.
+Cell = list[Any]
 #: Labels whose values a server or the network chooses: capped, bounded in distinct values.
 OPEN_LABELS = (A.GEN_AI_TOOL_NAME, A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME)
 
@@ -88,8 +90,7 @@ class _LocalCounter:
 
     def __init__(self, meter: Meter, name: str, *, unit: str, description: str) -> None:
         self._budget = LabelBudget(OPEN_LABELS)
-        #: label set -> [labels as first seen (their order is kept), running sum]
-        self._counts: dict[frozenset[tuple[str, Any]], list[Any]] = {}
+        self._counts: dict[frozenset[tuple[str, Any]], Cell] = {}
         self._lock = threading.Lock()
         meter.create_observable_counter(
             name, callbacks=[self._observe], unit=unit, description=description
@@ -97,19 +98,34 @@ class _LocalCounter:
 
     def add(self, amount: int, labels: Mapping[str, Any]) -> None:
         """Count ``amount`` under ``labels``."""
+        cell = self.cell(labels)
+        with self._lock:
+            cell[1] += amount
+
+    def cell(self, labels: Mapping[str, Any]) -> Cell:
+        """The running sum of ``labels``' bounded label set, to add to (under :meth:`bump`).
+
+        A cell may be kept and counted again without bounding the labels again: a label value,
+        once admitted or folded into the overflow value, stays so.
+        """
         bounded = self._budget.apply(labels)
         key = frozenset(bounded.items())
         with self._lock:
             entry = self._counts.get(key)
             if entry is None:
-                self._counts[key] = [bounded, amount]
-            else:
-                entry[1] += amount
+                entry = self._counts[key] = [bounded, 0]
+            return entry
+
+    def bump(self, cell: Cell) -> None:
+        """Count one in ``cell`` (from :meth:`cell` of this counter)."""
+        with self._lock:
+            cell[1] += 1
 
     def _observe(self, _options: CallbackOptions) -> Iterable[Observation]:
         with self._lock:
             counts = [(labels, value) for labels, value in self._counts.values()]
-        return [Observation(value, labels) for labels, value in counts]
+        # A cell is created just before its first count: one not counted yet is not reported.
+        return [Observation(value, labels) for labels, value in counts if value]
 
 
 class _BoundedHistogram:
@@ -170,7 +186,7 @@ class HealthMetrics:
             description="In-flight tool calls by live state (working, stalled, waiting_for_user).",
         )
 
-    def count_call(
+    def call_cells(
         self,
         result: CallResult,
         *,
@@ -178,20 +194,28 @@ class HealthMetrics:
         receipt: str,
         method: str,
         server: Mapping[str, Any],
-    ) -> None:
-        """One judged ``tools/call``: ``mcp_health.calls`` and ``mcp_health.outcomes``."""
+    ) -> tuple[Cell, Cell]:
+        """The cells a judged ``tools/call`` counts in (kept by the engine per judgement)."""
         verdict = {
             A.VERDICT: result.verdict.value,
             A.CALL_FIRST_FAILED_LAYER: result.first_failed_layer.value,
             A.MCP_METHOD_NAME: "tools/call",
         }
-        self.calls.add(1, {**verdict, A.GEN_AI_TOOL_NAME: tool, **server})
         outcome = {
             A.PROTOCOL_ENVELOPE: result.envelope,
             A.OUTCOME_RESULT: receipt,
             A.OUTCOME_METHOD: method,
         }
-        self.outcomes.add(1, {**outcome, A.GEN_AI_TOOL_NAME: tool, **server})
+        return (
+            self.calls.cell({**verdict, A.GEN_AI_TOOL_NAME: tool, **server}),
+            self.outcomes.cell({**outcome, A.GEN_AI_TOOL_NAME: tool, **server}),
+        )
+
+    def count(self, cells: tuple[Cell, Cell]) -> None:
+        """Count one call in the cells of :meth:`call_cells`."""
+        calls, outcomes = cells
+        self.calls.bump(calls)
+        self.outcomes.bump(outcomes)
 
     def _observe_in_flight(self, _options: CallbackOptions) -> Iterable[Observation]:
         counts = self._in_flight()

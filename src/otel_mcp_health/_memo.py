@@ -1,0 +1,137 @@
+"""Memoized call judgements of the engine (private; docs/performance.md).
+
+Most ``tools/call`` spans of a fleet repeat a few shapes: the same tool, the same outcome, under
+the same session facts. Decoding a span's attributes into evidence and running the contract on it
+cost far more than recognising a shape seen before, so the engine keeps two bounded memos:
+
+* :meth:`CallMemo.decoded`: the attribute values a call's evidence is decoded from
+  (:data:`CALL_KEYS`, each with its type, absent keys distinct from any value) → the decoded
+  evidence. Equal keys decode to equal evidence because decoding reads nothing else (a test
+  checks that every attribute the decoders read is listed);
+* :attr:`Decoded.judged`: per decoded shape, the judgement under one context (the carried
+  authorization failure, the live state and the tokens of the session's handshake facts and
+  catalog verdict, :meth:`CallMemo.token`).
+
+A memo is cleared when full; a value that cannot be hashed (a list in a hand-built span) is
+simply not memoized.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from otel_mcp_health import _spans
+from otel_mcp_health import attributes as A
+from otel_mcp_health.core.calls import CallResult
+from otel_mcp_health.core.evidence import CallEvidence, ToolCallCheck
+from otel_mcp_health.core.vocabulary import CatalogVerdict
+
+#: Every attribute :func:`_spans.call_evidence` and :func:`_spans.tool_call_check` read, and the
+#: outcome and server attributes the call's metrics are labelled with.
+CALL_KEYS: Final = (
+    A.GEN_AI_TOOL_NAME,
+    A.TOOL_READ_ONLY,
+    A.TRANSPORT_OUTCOME,
+    A.HTTP_RESPONSE_STATUS_CODE,
+    A.TRANSPORT_REQUEST_WRITTEN,
+    A.NETWORK_TRANSPORT,
+    A.AUTH_ERROR,
+    A.AUTH_REQUIRED_SCOPES,
+    A.RPC_RESPONSE_STATUS_CODE,
+    A.PROTOCOL_RESULT_VALID,
+    A.CALL_IS_ERROR,
+    A.CALL_TIMED_OUT,
+    A.CALL_OUTPUT_SCHEMA_VALID,
+    A.EFFECT_OBSERVED,
+    A.EFFECT_METHOD,
+    A.OUTCOME_METHOD,
+    A.OUTCOME_RESULT,
+    A.OUTCOME_CONFIDENCE,
+    A.CALL_CONTRACT,
+    A.CALL_MISSING_ARGUMENTS,
+    A.SERVER_ADDRESS,
+    A.SERVER_PORT,
+)
+_ABSENT: Final = object()
+_DEFAULTS: Final = (_ABSENT,) * len(CALL_KEYS)
+#: Decoded shapes kept at once, and judgements kept per shape.
+MAX_SHAPES: Final = 1024
+MAX_JUDGED: Final = 64
+#: Interned session facts kept at once (tokens are never reused, so clearing is always safe).
+MAX_TOKENS: Final = 4096
+
+
+@dataclass(slots=True, eq=False)
+class Judged:
+    """One call judgement: what the engine writes, counts and remembers for it."""
+
+    call: CallEvidence
+    result: CallResult
+    catalog_verdict: CatalogVerdict
+    verdicts: dict[str, Any]
+    #: The counter cells of ``mcp_health.calls`` and ``mcp_health.outcomes``, per server label.
+    cells: dict[Any, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True, eq=False)
+class Decoded:
+    """A call's evidence as decoded from its attributes, and its judgements by context."""
+
+    call: CallEvidence
+    finding: ToolCallCheck | None
+    receipt: str
+    method: str
+    judged: dict[tuple[Any, ...], Judged] = field(default_factory=dict)
+
+    def remember(self, context: tuple[Any, ...], judged: Judged) -> Judged:
+        """Keep ``judged`` for ``context`` (bounded)."""
+        if len(self.judged) >= MAX_JUDGED:
+            self.judged.clear()
+        self.judged[context] = judged
+        return judged
+
+
+def decode(attrs: _spans.Attributes) -> Decoded:
+    """A call span's evidence, unmemoized (the full derivation uses this directly)."""
+    receipt, method = attrs.get(A.OUTCOME_RESULT), attrs.get(A.OUTCOME_METHOD)
+    return Decoded(
+        call=_spans.call_evidence(attrs),
+        finding=_spans.tool_call_check(attrs),
+        receipt=receipt if isinstance(receipt, str) else "none",
+        method=str(method or "none"),
+    )
+
+
+class CallMemo:
+    """The engine's memos (used under the engine's lock)."""
+
+    def __init__(self) -> None:
+        self._shapes: dict[tuple[Any, ...], Decoded] = {}
+        self._tokens: dict[Any, int] = {}
+        self._next_token = itertools.count()
+
+    def decoded(self, attrs: _spans.Attributes) -> Decoded:
+        """The decoded evidence of a call span, memoized on its attribute values and types."""
+        values = tuple(map(attrs.get, CALL_KEYS, _DEFAULTS))
+        key = (values, tuple(map(type, values)))
+        try:
+            found = self._shapes.get(key)
+        except TypeError:  # an unhashable value: decode every time
+            return decode(attrs)
+        if found is None:
+            if len(self._shapes) >= MAX_SHAPES:
+                self._shapes.clear()
+            found = self._shapes[key] = decode(attrs)
+        return found
+
+    def token(self, value: Any) -> int:
+        """A small integer standing for ``value``: equal values get the same token while it is
+        interned, and a token never stands for two different values."""
+        found = self._tokens.get(value)
+        if found is None:
+            if len(self._tokens) >= MAX_TOKENS:
+                self._tokens.clear()
+            found = self._tokens[value] = next(self._next_token)
+        return found
