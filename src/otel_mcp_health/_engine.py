@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
+from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 
 from otel_mcp_health import _spans, _verdicts
@@ -82,6 +83,8 @@ class Engine:
         #: Judge from the memoized session facts (``False``: re-derive everything per span).
         self.incremental = True
         self._memo = CallMemo()
+        self._resource: Resource | None = None
+        self._service_name = _UNKNOWN
 
     def clear(self) -> None:
         """Forget every session, incident and silent call (shutdown)."""
@@ -226,7 +229,7 @@ class Engine:
         carried = session.auth_failure if decoded.call.authorization is None else None
         judged, summary = self._classify_call(span, attrs, session, decoded, carried)
         call, result = judged.call, judged.result
-        _remember_authorization(session, call, result)
+        _remember_authorization(session, judged)
         # A silent call is remembered so that its reconciliation span can re-judge it.
         if result.effect_unknown and span.context is not None:
             silent = SilentCall(call, session.handshake, judged.catalog_verdict)
@@ -253,7 +256,7 @@ class Engine:
         """
         now, events = span.end_time, span.events
         progress: ProgressEvidence | None = None
-        if now is None or any(event.name == A.PROGRESS_EVENT for event in events):
+        if now is None or (events and any(event.name == A.PROGRESS_EVENT for event in events)):
             progress = _progress(span, attrs, events)
         summary = summarize(progress) if progress is not None else None
         call = decoded.call if carried is None else replace(decoded.call, authorization=carried)
@@ -369,8 +372,7 @@ class Engine:
             return
         if verdict in _NO_INCIDENT:
             return
-        service = span.resource.attributes.get(_SERVICE_NAME, _UNKNOWN)
-        key = _verdicts.incident_key(str(service), server, layer.value, result.reason)
+        key = _verdicts.incident_key(self._service(span), server, layer.value, result.reason)
         verdicts[A.INCIDENT_KEY] = key
         attempt = self._incidents.open(key, server)
         verdicts[A.INCIDENT_ATTEMPT] = attempt
@@ -380,12 +382,21 @@ class Engine:
             labels = {A.VERDICT: verdict.value, A.CALL_FIRST_FAILED_LAYER: layer.value}
             self._metrics.incidents.add(1, {**labels, **_server_labels(attrs, session)})
 
+    def _service(self, span: ReadableSpan) -> str:
+        """``service.name`` of the span's resource (one resource per provider: read once)."""
+        resource = span.resource
+        if resource is not self._resource:
+            name = resource.attributes.get(_SERVICE_NAME, _UNKNOWN)
+            self._resource, self._service_name = resource, str(name)
+        return self._service_name
+
 
 def _judged(call: CallEvidence, outcome: SessionResult) -> Judged:
     verdicts = _verdicts.call_attributes(outcome.call)
     if outcome.catalog is not None:
         verdicts.update(_verdicts.catalog_attributes(outcome.catalog))
-    return Judged(call, outcome.call, outcome.catalog_verdict, verdicts)
+    authorization = outcome.call.layers.get(Layer.AUTHORIZATION)
+    return Judged(call, outcome.call, outcome.catalog_verdict, verdicts, authorization)
 
 
 def _progress(
@@ -408,12 +419,11 @@ def _server_labels(attrs: Mapping[str, Any], session: Session) -> dict[str, Any]
     return {A.SERVER_NAME: session.server or _UNKNOWN}
 
 
-def _remember_authorization(session: Session, call: CallEvidence, result: CallResult) -> None:
+def _remember_authorization(session: Session, judged: Judged) -> None:
     """A failure holds until an authorized exchange succeeds."""
-    authorization = result.layers.get(Layer.AUTHORIZATION)
-    if authorization is LayerStatus.FAILED and isinstance(
-        call.authorization, AuthorizationEvidence
+    if judged.authorization is LayerStatus.FAILED and isinstance(
+        judged.call.authorization, AuthorizationEvidence
     ):
-        session.auth_failure = call.authorization
-    elif authorization is LayerStatus.PASSED:
+        session.auth_failure = judged.call.authorization
+    elif judged.authorization is LayerStatus.PASSED:
         session.auth_failure = None

@@ -26,7 +26,7 @@ from otel_mcp_health import _spans
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.evidence import CallEvidence, ToolCallCheck
-from otel_mcp_health.core.vocabulary import CatalogVerdict
+from otel_mcp_health.core.vocabulary import CatalogVerdict, LayerStatus
 
 #: Every attribute :func:`_spans.call_evidence` and :func:`_spans.tool_call_check` read, and the
 #: outcome and server attributes the call's metrics are labelled with.
@@ -71,6 +71,8 @@ class Judged:
     result: CallResult
     catalog_verdict: CatalogVerdict
     verdicts: dict[str, Any]
+    #: The call's authorization layer status (a failure carries forward, a pass clears it).
+    authorization: LayerStatus | None
     #: The counter cells of ``mcp_health.calls`` and ``mcp_health.outcomes``, per server label.
     cells: dict[Any, Any] = field(default_factory=dict)
 
