@@ -19,25 +19,23 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 
 from otel_mcp_health import _spans, _verdicts
 from otel_mcp_health import attributes as A
-from otel_mcp_health._memo import CallMemo, Decoded, Judged, decode
+from otel_mcp_health._memo import CallMemo, Decoded, Judged, decode, judgement
 from otel_mcp_health._sessions import Incidents, Session, SessionStore, SilentCall, SilentCalls
 from otel_mcp_health.core.calls import CallResult
-from otel_mcp_health.core.catalog import CatalogResult, classify_catalog
-from otel_mcp_health.core.contract import VERDICT_RULES, HandshakeFacts
+from otel_mcp_health.core.catalog import classify_catalog
+from otel_mcp_health.core.contract import VERDICT_RULES
 from otel_mcp_health.core.evidence import (
     AuthorizationEvidence,
-    CallEvidence,
     ProgressEvidence,
     SessionEvidence,
 )
 from otel_mcp_health.core.progress import ProgressSummary, clocks, summarize
 from otel_mcp_health.core.retries import over_budget
-from otel_mcp_health.core.session import SessionResult, classify_session, judge_in_session
+from otel_mcp_health.core.session import classify_session, judge_in_session
 from otel_mcp_health.core.vocabulary import (
     CatalogVerdict,
     Era,
     FirstFailedLayer,
-    Layer,
     LayerStatus,
     Verdict,
 )
@@ -269,44 +267,22 @@ class Engine:
                     progress=progress or _progress(span, attrs, events),
                 )
             )
-            return _judged(call, outcome), summary
+            return judgement(call, outcome), summary
         facts = session.handshake_facts()
         catalog = session.catalog_result(now, self._max_age_s)
         live = None if progress is None else clocks(progress).live_state
         context = (
             carried,
             live,
-            self._facts_token(session, facts),
-            self._catalog_token(session, catalog),
+            self._memo.facts_token(session, facts),
+            self._memo.catalog_token(session, catalog),
         )
         judged = decoded.judged.get(context)
         if judged is None:
             progress = progress or _progress(span, attrs, events)
             outcome = judge_in_session(call, progress, handshake=facts, catalog=catalog)
-            judged = decoded.remember(context, _judged(call, outcome))
+            judged = decoded.remember(context, judgement(call, outcome))
         return judged, summary
-
-    def _facts_token(self, session: Session, facts: HandshakeFacts) -> int:
-        """The memo token of what the contract reads of the session's handshake facts."""
-        cached = session.facts_token
-        if cached is None or cached[0] is not facts:
-            failed = facts.failed
-            value = (
-                facts.compatible,
-                facts.incompatible_reason,
-                None
-                if failed is None
-                else (failed.first_failed, failed.reason, failed.next_action),
-            )
-            cached = session.facts_token = (facts, self._memo.token(("facts", value)))
-        return cached[1]
-
-    def _catalog_token(self, session: Session, catalog: CatalogResult) -> int:
-        """The memo token of the session's catalog verdict."""
-        cached = session.catalog_token
-        if cached is None or cached[0] is not catalog:
-            cached = session.catalog_token = (catalog, self._memo.token(("catalog", catalog)))
-        return cached[1]
 
     def _count_call(
         self, attrs: Mapping[str, Any], session: Session, decoded: Decoded, judged: Judged
@@ -389,14 +365,6 @@ class Engine:
             name = resource.attributes.get(_SERVICE_NAME, _UNKNOWN)
             self._resource, self._service_name = resource, str(name)
         return self._service_name
-
-
-def _judged(call: CallEvidence, outcome: SessionResult) -> Judged:
-    verdicts = _verdicts.call_attributes(outcome.call)
-    if outcome.catalog is not None:
-        verdicts.update(_verdicts.catalog_attributes(outcome.catalog))
-    authorization = outcome.call.layers.get(Layer.AUTHORIZATION)
-    return Judged(call, outcome.call, outcome.catalog_verdict, verdicts, authorization)
 
 
 def _progress(

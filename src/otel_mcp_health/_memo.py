@@ -22,11 +22,15 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from otel_mcp_health import _spans
+from otel_mcp_health import _spans, _verdicts
 from otel_mcp_health import attributes as A
+from otel_mcp_health._sessions import Session
 from otel_mcp_health.core.calls import CallResult
+from otel_mcp_health.core.catalog import CatalogResult
+from otel_mcp_health.core.contract import HandshakeFacts
 from otel_mcp_health.core.evidence import CallEvidence, ToolCallCheck
-from otel_mcp_health.core.vocabulary import CatalogVerdict, LayerStatus
+from otel_mcp_health.core.session import SessionResult
+from otel_mcp_health.core.vocabulary import CatalogVerdict, Layer, LayerStatus
 
 #: Every attribute :func:`_spans.call_evidence` and :func:`_spans.tool_call_check` read, and the
 #: outcome and server attributes the call's metrics are labelled with.
@@ -137,3 +141,34 @@ class CallMemo:
                 self._tokens.clear()
             found = self._tokens[value] = next(self._next_token)
         return found
+
+    def facts_token(self, session: Session, facts: HandshakeFacts) -> int:
+        """The token of what the contract reads of the session's handshake facts."""
+        cached = session.facts_token
+        if cached is None or cached[0] is not facts:
+            failed = facts.failed
+            value = (
+                facts.compatible,
+                facts.incompatible_reason,
+                None
+                if failed is None
+                else (failed.first_failed, failed.reason, failed.next_action),
+            )
+            cached = session.facts_token = (facts, self.token(("facts", value)))
+        return cached[1]
+
+    def catalog_token(self, session: Session, catalog: CatalogResult) -> int:
+        """The token of the session's catalog verdict."""
+        cached = session.catalog_token
+        if cached is None or cached[0] is not catalog:
+            cached = session.catalog_token = (catalog, self.token(("catalog", catalog)))
+        return cached[1]
+
+
+def judgement(call: CallEvidence, outcome: SessionResult) -> Judged:
+    """A fresh judgement of ``call`` from the core's answer."""
+    verdicts = _verdicts.call_attributes(outcome.call)
+    if outcome.catalog is not None:
+        verdicts.update(_verdicts.catalog_attributes(outcome.catalog))
+    authorization = outcome.call.layers.get(Layer.AUTHORIZATION)
+    return Judged(call, outcome.call, outcome.catalog_verdict, verdicts, authorization)
