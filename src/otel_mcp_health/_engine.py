@@ -17,7 +17,7 @@ from typing import Any, Final
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 
-from otel_mcp_health import _spans, _verdicts
+from otel_mcp_health import _sdkspan, _spans, _verdicts
 from otel_mcp_health import attributes as A
 from otel_mcp_health._memo import CallMemo, Decoded, Judged, decode, judgement
 from otel_mcp_health._sessions import Incidents, Session, SessionStore, SilentCall, SilentCalls
@@ -252,7 +252,7 @@ class Engine:
         A finished span without progress events is outside the clocks (no live state) and has an
         empty summary: its progress evidence is built only when the judgement is not memoized.
         """
-        now, events = span.end_time, span.events
+        now, events = span.end_time, _sdkspan.events(span)
         progress: ProgressEvidence | None = None
         if now is None or (events and any(event.name == A.PROGRESS_EVENT for event in events)):
             progress = _progress(span, attrs, events)

@@ -15,6 +15,7 @@ from typing import Any
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.trace import Status, StatusCode
 
+from otel_mcp_health import _sdkspan
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import CatalogResult
@@ -136,8 +137,8 @@ def enriched_copy(
         parent=span.parent,
         resource=span.resource,
         attributes={**attributes, **verdicts},
-        events=_sanitized_events(span.events),
-        links=span.links,
+        events=_sanitized_events(_sdkspan.events(span)),
+        links=_sdkspan.links(span),
         kind=span.kind,
         status=_sanitized_status(span, attributes),
         start_time=span.start_time,

@@ -125,14 +125,12 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from otel_mcp_health import _options, _spans, _verdicts
+from otel_mcp_health import _options, _sdkspan, _spans, _verdicts
 from otel_mcp_health import attributes as A
 from otel_mcp_health._engine import Engine
 from otel_mcp_health._sessions import SessionStore
@@ -304,7 +302,7 @@ class McpHealthSpanProcessor(SpanProcessor):
         if span.context is not None:
             with self._live_lock:
                 self._live.pop(span.context.span_id, None)
-        attrs = _attributes(span)
+        attrs = _sdkspan.attributes(span)  # read once, in place
         key = _spans.session_key(attrs)
         if key is None:
             return span
@@ -316,17 +314,6 @@ class McpHealthSpanProcessor(SpanProcessor):
     def _has_live_calls(self, key: str) -> bool:
         with self._live_lock:
             return any(live_key == key for _, live_key in self._live.values())
-
-
-def _attributes(span: ReadableSpan) -> Mapping[str, Any]:
-    """The span's attributes, read once as a plain dict: lookups on the SDK's
-    ``BoundedAttributes`` are Python-level, and so is copying it through its public interface.
-    A finished SDK span's attributes are immutable, so its inner dict is read in place."""
-    bounded = getattr(span, "_attributes", None)
-    inner = getattr(bounded, "_dict", None) if isinstance(bounded, BoundedAttributes) else None
-    if type(inner) is dict and getattr(bounded, "_immutable", False) is True:
-        return inner
-    return dict(span.attributes or {})
 
 
 __all__ = ["McpHealthSpanProcessor"]
