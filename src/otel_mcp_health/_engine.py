@@ -26,6 +26,7 @@ from otel_mcp_health.core.catalog import classify_catalog
 from otel_mcp_health.core.contract import VERDICT_RULES
 from otel_mcp_health.core.evidence import (
     AuthorizationEvidence,
+    CallEvidence,
     ProgressEvidence,
     SessionEvidence,
 )
@@ -259,30 +260,30 @@ class Engine:
         summary = summarize(progress) if progress is not None else None
         call = decoded.call if carried is None else replace(decoded.call, authorization=carried)
         if not self.incremental:  # the full derivation, kept for the differential test
-            outcome = classify_session(
-                SessionEvidence(
-                    handshake=session.handshake,
-                    catalog=session.catalog(now, self._max_age_s),
-                    call=call,
-                    progress=progress or _progress(span, attrs, events),
-                )
-            )
-            return judgement(call, outcome), summary
+            progress = progress or _progress(span, attrs, events)
+            return self._derive(session, now, call, progress), summary
         facts = session.handshake_facts()
         catalog = session.catalog_result(now, self._max_age_s)
         live = None if progress is None else clocks(progress).live_state
-        context = (
-            carried,
-            live,
-            self._memo.facts_token(session, facts),
-            self._memo.catalog_token(session, catalog),
-        )
+        context = self._memo.context(session, facts, catalog, carried=carried, live=live)
         judged = decoded.judged.get(context)
         if judged is None:
             progress = progress or _progress(span, attrs, events)
             outcome = judge_in_session(call, progress, handshake=facts, catalog=catalog)
             judged = decoded.remember(context, judgement(call, outcome))
         return judged, summary
+
+    def _derive(
+        self, session: Session, now: int | None, call: CallEvidence, progress: ProgressEvidence
+    ) -> Judged:
+        """The call judged by re-deriving its whole session (no memo, no cached facts)."""
+        evidence = SessionEvidence(
+            handshake=session.handshake,
+            catalog=session.catalog(now, self._max_age_s),
+            call=call,
+            progress=progress,
+        )
+        return judgement(call, classify_session(evidence))
 
     def _count_call(
         self, attrs: Mapping[str, Any], session: Session, decoded: Decoded, judged: Judged

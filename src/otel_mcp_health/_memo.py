@@ -28,9 +28,9 @@ from otel_mcp_health._sessions import Session
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import CatalogResult
 from otel_mcp_health.core.contract import HandshakeFacts
-from otel_mcp_health.core.evidence import CallEvidence, ToolCallCheck
+from otel_mcp_health.core.evidence import AuthorizationEvidence, CallEvidence, ToolCallCheck
 from otel_mcp_health.core.session import SessionResult
-from otel_mcp_health.core.vocabulary import CatalogVerdict, Layer, LayerStatus
+from otel_mcp_health.core.vocabulary import CatalogVerdict, Layer, LayerStatus, LiveState
 
 #: Every attribute :func:`_spans.call_evidence` and :func:`_spans.tool_call_check` read, and the
 #: outcome and server attributes the call's metrics are labelled with.
@@ -141,6 +141,23 @@ class CallMemo:
                 self._tokens.clear()
             found = self._tokens[value] = next(self._next_token)
         return found
+
+    def context(
+        self,
+        session: Session,
+        facts: HandshakeFacts,
+        catalog: CatalogResult,
+        *,
+        carried: AuthorizationEvidence | None,
+        live: LiveState | None,
+    ) -> tuple[Any, ...]:
+        """The key of a call's judgement context (see the module docstring)."""
+        return (
+            carried,
+            live,
+            self.facts_token(session, facts),
+            self.catalog_token(session, catalog),
+        )
 
     def facts_token(self, session: Session, facts: HandshakeFacts) -> int:
         """The token of what the contract reads of the session's handshake facts."""
