@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 
 from otel_mcp_health import _sdkspan, _spans, _verdicts
 from otel_mcp_health import attributes as A
-from otel_mcp_health._memo import CallMemo, Decoded, Judged, decode, judgement
+from otel_mcp_health._memo import MAX_CELLS, CallMemo, Decoded, Judged, decode, judgement
 from otel_mcp_health._sessions import Incidents, Session, SessionStore, SilentCall, SilentCalls
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import classify_catalog
@@ -51,8 +51,6 @@ _UNKNOWN: Final = "unknown"
 #: Verdicts that open no incident: nothing failed (``unverified`` lacks a receipt, it is not an
 #: outage; ``working`` is live).
 _NO_INCIDENT: Final = frozenset({Verdict.HEALTHY, Verdict.UNVERIFIED, Verdict.WORKING})
-#: Counter cells kept per memoized judgement, one per server label (cleared when full).
-_MAX_CELLS: Final = 64
 _RULES: Final = {rule.name: rule for rule in VERDICT_RULES}
 #: The contract rows whose verdict goes on a handshake span (docs/model.md#precedence).
 _HANDSHAKE_FAILED: Final = _RULES["handshake_failed"]
@@ -270,7 +268,7 @@ class Engine:
         if judged is None:
             progress = progress or _progress(span, attrs, events)
             outcome = judge_in_session(call, progress, handshake=facts, catalog=catalog)
-            judged = decoded.remember(context, judgement(call, outcome))
+            judged = self._memo.remember(decoded, context, judgement(call, outcome))
         return judged, summary
 
     def _derive(
@@ -291,7 +289,7 @@ class Engine:
         """``mcp_health.calls`` and ``mcp_health.outcomes``, through cells kept per judgement."""
         cells = judged.cells.get(session.server)
         if cells is None:
-            if len(judged.cells) >= _MAX_CELLS:
+            if len(judged.cells) >= MAX_CELLS:
                 judged.cells.clear()
             cells = judged.cells[session.server] = self._metrics.call_cells(
                 judged.result,

@@ -60,9 +60,11 @@ CALL_KEYS: Final = (
 )
 _ABSENT: Final = object()
 _DEFAULTS: Final = (_ABSENT,) * len(CALL_KEYS)
-#: Decoded shapes kept at once, and judgements kept per shape.
+#: Decoded shapes and judgements kept at once (all forgotten when either is full), and counter
+#: cells kept per judgement (one per server label).
 MAX_SHAPES: Final = 1024
-MAX_JUDGED: Final = 64
+MAX_JUDGEMENTS: Final = 4096
+MAX_CELLS: Final = 8
 #: Interned session facts kept at once (tokens are never reused, so clearing is always safe).
 MAX_TOKENS: Final = 4096
 
@@ -91,13 +93,6 @@ class Decoded:
     method: str
     judged: dict[tuple[Any, ...], Judged] = field(default_factory=dict)
 
-    def remember(self, context: tuple[Any, ...], judged: Judged) -> Judged:
-        """Keep ``judged`` for ``context`` (bounded)."""
-        if len(self.judged) >= MAX_JUDGED:
-            self.judged.clear()
-        self.judged[context] = judged
-        return judged
-
 
 def decode(attrs: _spans.Attributes) -> Decoded:
     """A call span's evidence, unmemoized (the full derivation uses this directly)."""
@@ -115,8 +110,19 @@ class CallMemo:
 
     def __init__(self) -> None:
         self._shapes: dict[tuple[Any, ...], Decoded] = {}
+        self._judgements = 0
         self._tokens: dict[Any, int] = {}
         self._next_token = itertools.count()
+
+    def remember(self, decoded: Decoded, context: tuple[Any, ...], judged: Judged) -> Judged:
+        """Keep ``judged`` for ``decoded`` in ``context`` (bounded: every shape is forgotten when
+        the judgements are full)."""
+        if self._judgements >= MAX_JUDGEMENTS:
+            self._shapes.clear()
+            self._judgements = 0
+        decoded.judged[context] = judged
+        self._judgements += 1
+        return judged
 
     def decoded(self, attrs: _spans.Attributes) -> Decoded:
         """The decoded evidence of a call span, memoized on its attribute values and types."""
@@ -129,6 +135,7 @@ class CallMemo:
         if found is None:
             if len(self._shapes) >= MAX_SHAPES:
                 self._shapes.clear()
+                self._judgements = 0
             found = self._shapes[key] = decode(attrs)
         return found
 

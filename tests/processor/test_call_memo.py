@@ -151,3 +151,21 @@ def test_tokens_are_never_reused() -> None:
         memo.token(n)
     assert memo.token(("catalog", "b")) != first
     assert memo.token(("catalog", "a")) != first  # re-interned: a new token, never an old one
+
+
+def test_the_judgements_are_bounded() -> None:
+    memo = _memo.CallMemo()
+    decoded = memo.decoded({A.GEN_AI_TOOL_NAME: "lookup"})
+    judged = _memo.Judged(
+        call=decoded.call,
+        result=None,  # type: ignore[arg-type]  # never read here
+        catalog_verdict=None,  # type: ignore[arg-type]
+        verdicts={},
+        authorization=None,
+    )
+    for n in range(_memo.MAX_JUDGEMENTS):
+        memo.remember(decoded, (n,), judged)
+    assert len(decoded.judged) == _memo.MAX_JUDGEMENTS
+    assert memo.decoded({A.GEN_AI_TOOL_NAME: "lookup"}) is decoded
+    memo.remember(decoded, ("one more",), judged)
+    assert memo.decoded({A.GEN_AI_TOOL_NAME: "lookup"}) is not decoded  # every shape forgotten
