@@ -56,7 +56,6 @@ from typing import Any
 from opentelemetry.metrics import (
     CallbackOptions,
     Histogram,
-    Meter,
     MeterProvider,
     Observation,
     get_meter,
@@ -88,13 +87,10 @@ class _LocalCounter:
 
     __slots__ = ("_budget", "_counts", "_lock")
 
-    def __init__(self, meter: Meter, name: str, *, unit: str, description: str) -> None:
+    def __init__(self) -> None:
         self._budget = LabelBudget(OPEN_LABELS)
         self._counts: dict[frozenset[tuple[str, Any]], Cell] = {}
         self._lock = threading.Lock()
-        meter.create_observable_counter(
-            name, callbacks=[self._observe], unit=unit, description=description
-        )
 
     def add(self, amount: int, labels: Mapping[str, Any]) -> None:
         """Count ``amount`` under ``labels``."""
@@ -121,7 +117,8 @@ class _LocalCounter:
         with self._lock:
             cell[1] += 1
 
-    def _observe(self, _options: CallbackOptions) -> Iterable[Observation]:
+    def observe(self, _options: CallbackOptions) -> Iterable[Observation]:
+        """The observable counter's callback: every label set's running sum."""
         with self._lock:
             counts = [(labels, value) for labels, value in self._counts.values()]
         # A cell is created just before its first count: one not counted yet is not reported.
@@ -142,40 +139,46 @@ class _BoundedHistogram:
         self._histogram.record(value, self._budget.apply(labels))
 
 
-_CALLS_DESCRIPTION = "Tool calls by session-contract verdict and first failed layer."
-_CATALOG_DESCRIPTION = "Catalog convergence verdicts on tools/list, list_changed and install spans."
-
-
 class HealthMetrics:
     """The processor's instruments, created once from one meter."""
 
     def __init__(self, meter_provider: MeterProvider | None, in_flight: InFlightCounts) -> None:
         meter = get_meter(__name__, __version__, meter_provider)
         self._in_flight = in_flight
-        self.calls = _LocalCounter(
-            meter, A.METRIC_CALLS, unit="{call}", description=_CALLS_DESCRIPTION
+        self.calls = _LocalCounter()
+        meter.create_observable_counter(
+            A.METRIC_CALLS,
+            callbacks=[self.calls.observe],
+            unit="{call}",
+            description="Tool calls by session-contract verdict and first failed layer.",
         )
-        self.catalog_verdicts = _LocalCounter(
-            meter, A.METRIC_CATALOG_VERDICTS, unit="{verdict}", description=_CATALOG_DESCRIPTION
+        self.catalog_verdicts = _LocalCounter()
+        meter.create_observable_counter(
+            A.METRIC_CATALOG_VERDICTS,
+            callbacks=[self.catalog_verdicts.observe],
+            unit="{verdict}",
+            description="Catalog convergence verdicts on tools/list, list_changed and install "
+            "spans.",
         )
-        self.convergence_lag = _BoundedHistogram(
-            meter.create_histogram(
-                A.METRIC_CONVERGENCE_LAG,
-                unit="s",
-                description="Time from a tools/list_changed signal to the next converged catalog.",
-                explicit_bucket_boundaries_advisory=[float(b) for b in A.DURATION_BUCKETS],
-            )
+        lag = meter.create_histogram(
+            A.METRIC_CONVERGENCE_LAG,
+            unit="s",
+            description="Time from a tools/list_changed signal to the next converged catalog.",
+            explicit_bucket_boundaries_advisory=[float(b) for b in A.DURATION_BUCKETS],
         )
-        self.outcomes = _LocalCounter(
-            meter,
+        self.convergence_lag = _BoundedHistogram(lag)
+        self.outcomes = _LocalCounter()
+        meter.create_observable_counter(
             A.METRIC_OUTCOMES,
+            callbacks=[self.outcomes.observe],
             unit="{call}",
             description="Tool calls by outcome receipt and by whether a result envelope "
             "arrived: protocol-level success against verified outcomes.",
         )
-        self.incidents = _LocalCounter(
-            meter,
+        self.incidents = _LocalCounter()
+        meter.create_observable_counter(
             A.METRIC_INCIDENTS,
+            callbacks=[self.incidents.observe],
             unit="{incident}",
             description="Incidents opened (one per service, server, failed layer and reason).",
         )
