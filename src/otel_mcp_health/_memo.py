@@ -167,9 +167,9 @@ class CallMemo:
         )
 
     def facts_token(self, session: Session, facts: HandshakeFacts) -> int:
-        """The token of what the contract reads of the session's handshake facts."""
-        cached = session.facts_token
-        if cached is None or cached[0] is not facts:
+        """The token of what the contract reads of the session's handshake facts (``facts`` is
+        ``session.handshake_facts()``, which resets the token whenever it derives them again)."""
+        if session.facts_token < 0:
             failed = facts.failed
             value = (
                 facts.compatible,
@@ -178,15 +178,15 @@ class CallMemo:
                 if failed is None
                 else (failed.first_failed, failed.reason, failed.next_action),
             )
-            cached = session.facts_token = (facts, self.token(("facts", value)))
-        return cached[1]
+            session.facts_token = self.token(("facts", value))
+        return session.facts_token
 
     def catalog_token(self, session: Session, catalog: CatalogResult) -> int:
-        """The token of the session's catalog verdict."""
-        cached = session.catalog_token
-        if cached is None or cached[0] is not catalog:
-            cached = session.catalog_token = (catalog, self.token(("catalog", catalog)))
-        return cached[1]
+        """The token of the session's catalog verdict (``catalog`` is ``session.catalog_result``,
+        which resets the token whenever it derives the verdict again)."""
+        if session.catalog_token < 0:
+            session.catalog_token = self.token(("catalog", catalog))
+        return session.catalog_token
 
 
 def judgement(call: CallEvidence, outcome: SessionResult) -> Judged:

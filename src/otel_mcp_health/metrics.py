@@ -56,7 +56,9 @@ from typing import Any
 from opentelemetry.metrics import (
     CallbackOptions,
     Histogram,
+    Meter,
     MeterProvider,
+    ObservableGauge,
     Observation,
     get_meter,
 )
@@ -146,13 +148,20 @@ class HealthMetrics:
         meter = get_meter(__name__, __version__, meter_provider)
         self._in_flight = in_flight
         self.calls = _LocalCounter()
+        self.catalog_verdicts = _LocalCounter()
+        self.outcomes = _LocalCounter()
+        self.incidents = _LocalCounter()
+        self.convergence_lag = _BoundedHistogram(self._verdict_instruments(meter))
+        self.in_flight_gauge = self._call_instruments(meter)
+
+    def _verdict_instruments(self, meter: Meter) -> Histogram:
+        """``mcp_health.calls``, ``mcp_health.catalog.verdicts``; returns the lag histogram."""
         meter.create_observable_counter(
             A.METRIC_CALLS,
             callbacks=[self.calls.observe],
             unit="{call}",
             description="Tool calls by session-contract verdict and first failed layer.",
         )
-        self.catalog_verdicts = _LocalCounter()
         meter.create_observable_counter(
             A.METRIC_CATALOG_VERDICTS,
             callbacks=[self.catalog_verdicts.observe],
@@ -160,14 +169,15 @@ class HealthMetrics:
             description="Catalog convergence verdicts on tools/list, list_changed and install "
             "spans.",
         )
-        lag = meter.create_histogram(
+        return meter.create_histogram(
             A.METRIC_CONVERGENCE_LAG,
             unit="s",
             description="Time from a tools/list_changed signal to the next converged catalog.",
             explicit_bucket_boundaries_advisory=[float(b) for b in A.DURATION_BUCKETS],
         )
-        self.convergence_lag = _BoundedHistogram(lag)
-        self.outcomes = _LocalCounter()
+
+    def _call_instruments(self, meter: Meter) -> ObservableGauge:
+        """``mcp_health.outcomes``, ``mcp_health.incidents``; returns the in-flight gauge."""
         meter.create_observable_counter(
             A.METRIC_OUTCOMES,
             callbacks=[self.outcomes.observe],
@@ -175,14 +185,13 @@ class HealthMetrics:
             description="Tool calls by outcome receipt and by whether a result envelope "
             "arrived: protocol-level success against verified outcomes.",
         )
-        self.incidents = _LocalCounter()
         meter.create_observable_counter(
             A.METRIC_INCIDENTS,
             callbacks=[self.incidents.observe],
             unit="{incident}",
             description="Incidents opened (one per service, server, failed layer and reason).",
         )
-        self.in_flight_gauge = meter.create_observable_gauge(
+        return meter.create_observable_gauge(
             A.METRIC_CALLS_IN_FLIGHT,
             callbacks=[self._observe_in_flight],
             unit="{call}",
