@@ -12,11 +12,15 @@ by ``McpHealthInstrumentor`` from real in-process sessions (``mcp.Client(..., mo
 against ``_server.py``: handshake, ``tools/list``, three ``tools/call``, close), so the workload
 follows whatever evidence the instrumentation writes. Only public API. It reports the median µs
 per ``on_end`` (with the range over rounds), the added µs and the ratio, our ``on_end`` per MCP
-span kind, and the full span lifecycle for scale. Results: ``benchmarks/.results/processor.md``.
+span kind, where a ``tools/call`` span's ``on_end`` goes (a cProfile breakdown by component, with
+the Python calls per span), and the full span lifecycle for scale. Results:
+``benchmarks/.results/processor.md``; docs/performance.md reads them.
 """
 
 from __future__ import annotations
 
+import cProfile
+import pstats
 import statistics
 import sys
 import time
@@ -36,6 +40,17 @@ from otel_mcp_health import McpHealthInstrumentor, McpHealthSpanProcessor
 
 SESSIONS = 400
 ROUNDS = 9
+#: Where a ``tools/call`` span's ``on_end`` goes: a component and the function (file suffix,
+#: name) whose cumulative time it is. The rest is the routing shell itself.
+COMPONENTS = (
+    ("attributes read in place", "_sdkspan.py", "attributes"),
+    ("call decoding (memoized on raw values)", "_memo.py", "decoded"),
+    ("session facts + judgement memo lookup", "_engine.py", "_classify_call"),
+    ("metrics (kept counter cells)", "_engine.py", "_count_call"),
+    ("incidents", "_engine.py", "_open_incident"),
+    ("the exported copy", "_verdicts.py", "enriched_copy"),
+    ("downstream SimpleSpanProcessor (the baseline's own work)", "export/__init__.py", "on_end"),
+)
 
 
 class Collect(SpanProcessor):
@@ -151,6 +166,44 @@ def _by_kind_us(spans: Sequence[ReadableSpan]) -> dict[str, list[float]]:
     return samples
 
 
+def _profile(spans: Sequence[ReadableSpan]) -> tuple[float, list[tuple[str, float]]]:
+    """Python calls per ``tools/call`` ``on_end`` and each component's share of it (cProfile,
+    warm, in the order the spans were recorded; profiling inflates small calls alike)."""
+    processor = _ours()
+    for span in spans:
+        processor.on_end(span)
+    profile = cProfile.Profile()
+    calls = 0
+    for span in spans:
+        if span.name.startswith("tools/call"):
+            profile.enable()
+            processor.on_end(span)
+            profile.disable()
+            calls += 1
+        else:
+            processor.on_end(span)
+    stats = pstats.Stats(profile)
+    cumulative = {(file, name): row[3] for (file, _, name), row in stats.stats.items()}  # type: ignore[attr-defined]
+    total = sum(
+        t
+        for (file, name), t in cumulative.items()
+        if file.endswith("processor.py") and name == "on_end"
+    )
+    shares = [
+        (
+            label,
+            sum(
+                t
+                for (file, name), t in cumulative.items()
+                if file.endswith(suffix) and name == function
+            )
+            / total,
+        )
+        for label, suffix, function in COMPONENTS
+    ]
+    return stats.total_calls / calls, shares  # type: ignore[attr-defined]
+
+
 def _lifecycle_us(spans: int) -> float:
     provider = TracerProvider()
     provider.add_span_processor(_baseline())
@@ -211,6 +264,18 @@ def main() -> None:
         f"({'meets' if call_us <= 15 else 'misses'} <= 15 µs); added per non-MCP span "
         f"{added:.2f} µs ({'meets' if added <= 0.5 else 'misses'} <= 0.5 µs)",
     )
+    python_calls, shares = _profile(workloads["MCP span"])
+    report.add(
+        "",
+        f"Where a `tools/call` span's `on_end` goes (cProfile, warm; {python_calls:.0f} Python "
+        "calls per span; µs = share × the median above):",
+    )
+    rows = [[label, f"{share:.0%}", f"{share * call_us:.1f}"] for label, share in shares]
+    rest = 1 - sum(share for _, share in shares)
+    rows.append(
+        ["routing shell, session lookup, lock (the rest)", f"{rest:.0%}", f"{rest * call_us:.1f}"]
+    )
+    report.table(("component", "share", "µs"), rows)
     lifecycle = median([_lifecycle_us(len(workloads["non-MCP span"])) for _ in range(3)])
     report.add(
         "",

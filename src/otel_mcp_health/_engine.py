@@ -10,32 +10,33 @@ takes the engine's lock.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
-from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import Event, ReadableSpan
 
-from otel_mcp_health import _spans, _verdicts
+from otel_mcp_health import _sdkspan, _spans, _verdicts
 from otel_mcp_health import attributes as A
+from otel_mcp_health._memo import MAX_CELLS, CallMemo, Decoded, Judged, decode, judgement
 from otel_mcp_health._sessions import Incidents, Session, SessionStore, SilentCall, SilentCalls
 from otel_mcp_health.core.calls import CallResult
-from otel_mcp_health.core.catalog import CatalogResult, classify_catalog
-from otel_mcp_health.core.contract import VERDICT_RULES, HandshakeFacts
+from otel_mcp_health.core.catalog import classify_catalog
+from otel_mcp_health.core.contract import VERDICT_RULES
 from otel_mcp_health.core.evidence import (
     AuthorizationEvidence,
     CallEvidence,
     ProgressEvidence,
     SessionEvidence,
 )
-from otel_mcp_health.core.progress import clocks, summarize
+from otel_mcp_health.core.progress import ProgressSummary, clocks, summarize
 from otel_mcp_health.core.retries import over_budget
 from otel_mcp_health.core.session import classify_session, judge_in_session
 from otel_mcp_health.core.vocabulary import (
     CatalogVerdict,
     Era,
     FirstFailedLayer,
-    Layer,
     LayerStatus,
     Verdict,
 )
@@ -50,8 +51,6 @@ _UNKNOWN: Final = "unknown"
 #: Verdicts that open no incident: nothing failed (``unverified`` lacks a receipt, it is not an
 #: outage; ``working`` is live).
 _NO_INCIDENT: Final = frozenset({Verdict.HEALTHY, Verdict.UNVERIFIED, Verdict.WORKING})
-#: Memoized call verdicts kept at once (cleared when full).
-_MAX_MEMO: Final = 1024
 _RULES: Final = {rule.name: rule for rule in VERDICT_RULES}
 #: The contract rows whose verdict goes on a handshake span (docs/model.md#precedence).
 _HANDSHAKE_FAILED: Final = _RULES["handshake_failed"]
@@ -80,7 +79,9 @@ class Engine:
         self._lock = threading.Lock()
         #: Judge from the memoized session facts (``False``: re-derive everything per span).
         self.incremental = True
-        self._memo: dict[tuple[Any, ...], tuple[CallResult, CatalogVerdict, dict[str, Any]]] = {}
+        self._memo = CallMemo()
+        self._resource: Resource | None = None
+        self._service_name = _UNKNOWN
 
     def clear(self) -> None:
         """Forget every session, incident and silent call (shutdown)."""
@@ -218,83 +219,86 @@ class Engine:
     ) -> dict[str, Any]:
         if attrs.get(A.CALL_CANCELLED) is True and attrs.get(A.TRANSPORT_REQUEST_WRITTEN) is False:
             return {}  # cancelled before the request was written: no call (docs/model.md)
-        call = _spans.call_evidence(attrs)
-        if call.authorization is None and session.auth_failure is not None:
-            # "no authorized exchange has succeeded since": the failure carries forward.
-            call = replace(call, authorization=session.auth_failure)
-        finding = _spans.tool_call_check(attrs)
-        if finding is not None:
-            session.add_finding(finding)
-        result, catalog_verdict, verdicts = self._classify_call(span, attrs, session, call)
-        _remember_authorization(session, call, result)
+        decoded = self._memo.decoded(attrs) if self.incremental else decode(attrs)
+        if decoded.finding is not None:
+            session.add_finding(decoded.finding)
+        # "no authorized exchange has succeeded since": a failure carries forward.
+        carried = session.auth_failure if decoded.call.authorization is None else None
+        judged, summary = self._classify_call(span, attrs, session, decoded, carried)
+        call, result = judged.call, judged.result
+        _remember_authorization(session, judged)
         # A silent call is remembered so that its reconciliation span can re-judge it.
         if result.effect_unknown and span.context is not None:
-            silent = SilentCall(call, session.handshake, catalog_verdict)
+            silent = SilentCall(call, session.handshake, judged.catalog_verdict)
             self._silent.remember(span.context.span_id, silent)
-        receipt, method = attrs.get(A.OUTCOME_RESULT), attrs.get(A.OUTCOME_METHOD)
-        self._metrics.count_call(
-            result,
-            tool=call.tool or "",
-            receipt=receipt if isinstance(receipt, str) else "none",
-            method=str(method or "none"),
-            server=_server_labels(attrs, session),
-        )
+        self._count_call(attrs, session, decoded, judged)
+        verdicts = dict(judged.verdicts)
+        if summary is not None and summary.count:
+            verdicts.update(_verdicts.progress_attributes(summary))
         self._open_incident(span, attrs, session, result=result, verdicts=verdicts)
         return verdicts
 
     def _classify_call(
-        self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session, call: CallEvidence
-    ) -> tuple[CallResult, CatalogVerdict, dict[str, Any]]:
-        """The call's result, its session's catalog verdict and the verdict attributes."""
-        now = span.end_time
-        progress = _spans.progress_evidence(
-            attrs, span.events, started_at=span.start_time, now=now, completed_at=now
-        )
-        summary = summarize(progress)
-        if self.incremental:
-            facts = session.handshake_facts()
-            catalog = session.catalog_result(now, self._max_age_s)
-            result, catalog_verdict, base = self._verdict(call, progress, facts, catalog)
-        else:  # the full derivation, kept for the differential test
-            outcome = classify_session(
-                SessionEvidence(
-                    handshake=session.handshake,
-                    catalog=session.catalog(now, self._max_age_s),
-                    call=call,
-                    progress=progress,
-                )
-            )
-            result, catalog_verdict = outcome.call, outcome.catalog_verdict
-            base = _base_attributes(outcome.call, outcome.catalog)
-        verdicts = dict(base)
-        if summary.count:
-            verdicts.update(_verdicts.progress_attributes(summary))
-        return result, catalog_verdict, verdicts
-
-    def _verdict(
         self,
-        call: CallEvidence,
-        progress: ProgressEvidence,
-        facts: HandshakeFacts,
-        catalog: CatalogResult,
-    ) -> tuple[CallResult, CatalogVerdict, dict[str, Any]]:
-        """Memoized: equal call evidence and clock state under equal session facts (what the
-        contract reads of them) get the same verdict, in any session."""
-        failed = facts.failed
-        handshake = (
-            facts.compatible,
-            facts.incompatible_reason,
-            None if failed is None else (failed.first_failed, failed.reason, failed.next_action),
-        )
-        key = (call, clocks(progress).live_state, handshake, catalog)
-        hit = self._memo.get(key)
-        if hit is None:
+        span: ReadableSpan,
+        attrs: Mapping[str, Any],
+        session: Session,
+        decoded: Decoded,
+        carried: AuthorizationEvidence | None,
+    ) -> tuple[Judged, ProgressSummary | None]:
+        """The call's judgement, and its progress summary when it has progress events.
+
+        A finished span without progress events is outside the clocks (no live state) and has an
+        empty summary: its progress evidence is built only when the judgement is not memoized.
+        """
+        now, events = span.end_time, _sdkspan.events(span)
+        progress: ProgressEvidence | None = None
+        if now is None or (events and any(event.name == A.PROGRESS_EVENT for event in events)):
+            progress = _progress(span, attrs, events)
+        summary = summarize(progress) if progress is not None else None
+        call = decoded.call if carried is None else replace(decoded.call, authorization=carried)
+        if not self.incremental:  # the full derivation, kept for the differential test
+            progress = progress or _progress(span, attrs, events)
+            return self._derive(session, now, call, progress), summary
+        facts = session.handshake_facts()
+        catalog = session.catalog_result(now, self._max_age_s)
+        live = None if progress is None else clocks(progress).live_state
+        context = self._memo.context(session, facts, catalog, carried=carried, live=live)
+        judged = decoded.judged.get(context)
+        if judged is None:
+            progress = progress or _progress(span, attrs, events)
             outcome = judge_in_session(call, progress, handshake=facts, catalog=catalog)
-            base = _base_attributes(outcome.call, outcome.catalog)
-            if len(self._memo) >= _MAX_MEMO:
-                self._memo.clear()
-            hit = self._memo[key] = (outcome.call, outcome.catalog_verdict, base)
-        return hit
+            judged = self._memo.remember(decoded, context, judgement(call, outcome))
+        return judged, summary
+
+    def _derive(
+        self, session: Session, now: int | None, call: CallEvidence, progress: ProgressEvidence
+    ) -> Judged:
+        """The call judged by re-deriving its whole session (no memo, no cached facts)."""
+        evidence = SessionEvidence(
+            handshake=session.handshake,
+            catalog=session.catalog(now, self._max_age_s),
+            call=call,
+            progress=progress,
+        )
+        return judgement(call, classify_session(evidence))
+
+    def _count_call(
+        self, attrs: Mapping[str, Any], session: Session, decoded: Decoded, judged: Judged
+    ) -> None:
+        """``mcp_health.calls`` and ``mcp_health.outcomes``, through cells kept per judgement."""
+        cells = judged.cells.get(session.server)
+        if cells is None:
+            if len(judged.cells) >= MAX_CELLS:
+                judged.cells.clear()
+            cells = judged.cells[session.server] = self._metrics.call_cells(
+                judged.result,
+                tool=decoded.call.tool or "",
+                receipt=decoded.receipt,
+                method=decoded.method,
+                server=_server_labels(attrs, session),
+            )
+        self._metrics.count(cells)
 
     def _judge_reconciliation(
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
@@ -343,8 +347,7 @@ class Engine:
             return
         if verdict in _NO_INCIDENT:
             return
-        service = span.resource.attributes.get(_SERVICE_NAME, _UNKNOWN)
-        key = _verdicts.incident_key(str(service), server, layer.value, result.reason)
+        key = _verdicts.incident_key(self._service(span), server, layer.value, result.reason)
         verdicts[A.INCIDENT_KEY] = key
         attempt = self._incidents.open(key, server)
         verdicts[A.INCIDENT_ATTEMPT] = attempt
@@ -354,12 +357,22 @@ class Engine:
             labels = {A.VERDICT: verdict.value, A.CALL_FIRST_FAILED_LAYER: layer.value}
             self._metrics.incidents.add(1, {**labels, **_server_labels(attrs, session)})
 
+    def _service(self, span: ReadableSpan) -> str:
+        """``service.name`` of the span's resource (one resource per provider: read once)."""
+        resource = span.resource
+        if resource is not self._resource:
+            name = resource.attributes.get(_SERVICE_NAME, _UNKNOWN)
+            self._resource, self._service_name = resource, str(name)
+        return self._service_name
 
-def _base_attributes(result: CallResult, catalog: CatalogResult | None) -> dict[str, Any]:
-    verdicts = _verdicts.call_attributes(result)
-    if catalog is not None:
-        verdicts.update(_verdicts.catalog_attributes(catalog))
-    return verdicts
+
+def _progress(
+    span: ReadableSpan, attrs: Mapping[str, Any], events: Sequence[Event]
+) -> ProgressEvidence:
+    now = span.end_time
+    return _spans.progress_evidence(
+        attrs, events, started_at=span.start_time, now=now, completed_at=now
+    )
 
 
 def _server_labels(attrs: Mapping[str, Any], session: Session) -> dict[str, Any]:
@@ -373,12 +386,11 @@ def _server_labels(attrs: Mapping[str, Any], session: Session) -> dict[str, Any]
     return {A.SERVER_NAME: session.server or _UNKNOWN}
 
 
-def _remember_authorization(session: Session, call: CallEvidence, result: CallResult) -> None:
+def _remember_authorization(session: Session, judged: Judged) -> None:
     """A failure holds until an authorized exchange succeeds."""
-    authorization = result.layers.get(Layer.AUTHORIZATION)
-    if authorization is LayerStatus.FAILED and isinstance(
-        call.authorization, AuthorizationEvidence
+    if judged.authorization is LayerStatus.FAILED and isinstance(
+        judged.call.authorization, AuthorizationEvidence
     ):
-        session.auth_failure = call.authorization
-    elif authorization is LayerStatus.PASSED:
+        session.auth_failure = judged.call.authorization
+    elif judged.authorization is LayerStatus.PASSED:
         session.auth_failure = None

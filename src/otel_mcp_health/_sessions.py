@@ -107,6 +107,10 @@ class Session:
     version: int = 0
     _catalog_memo: tuple[int, HandshakeEvidence | None, int, CatalogResult] | None = None
     _facts_memo: tuple[HandshakeEvidence | None, HandshakeFacts] | None = None
+    #: The engine's memo tokens (:mod:`otel_mcp_health._memo`) of the two results above; ``-1``
+    #: when a result was derived again and its token is not known yet.
+    facts_token: int = -1
+    catalog_token: int = -1
 
     # -- catalog -------------------------------------------------------------------------------
     def add_page(
@@ -168,6 +172,7 @@ class Session:
         if memo is None or memo[0] is not self.handshake:
             memo = (self.handshake, handshake_facts(self.handshake, uses_tools=True))
             self._facts_memo = memo
+            self.facts_token = -1
         return memo[1]
 
     def catalog_result(self, now: int | None, max_age_s: float) -> CatalogResult:
@@ -184,6 +189,7 @@ class Session:
             return memo[3]
         result = classify_catalog(self.catalog(now, max_age_s))
         self._catalog_memo = (self.version, self.handshake, freshness, result)
+        self.catalog_token = -1
         return result
 
     def _freshness(self, now: int | None, max_age_s: float) -> int:

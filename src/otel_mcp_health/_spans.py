@@ -18,6 +18,7 @@ from typing import Any
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.trace import SpanKind
 
+from otel_mcp_health import _sdkspan
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.bounds import cap
 from otel_mcp_health.core.catalog import (
@@ -125,12 +126,7 @@ def carries_evidence(span: ReadableSpan) -> bool:
         return True
     if span.kind is not _CLIENT:
         return False
-    # An SDK span keeps its attributes in a plain dict: a miss there costs no KeyError.
-    store = getattr(getattr(span, "_attributes", None), "_dict", None)
-    if isinstance(store, dict):
-        return A.SESSION_KEY in store
-    attrs = span.attributes
-    return attrs is not None and A.SESSION_KEY in attrs
+    return A.SESSION_KEY in _sdkspan.attributes(span)
 
 
 def session_key(attrs: Attributes) -> str | None:

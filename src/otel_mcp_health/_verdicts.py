@@ -7,6 +7,7 @@ short code, never free text. The copy is also the privacy defense in depth of th
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.trace import Status, StatusCode
 
+from otel_mcp_health import _sdkspan
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import CatalogResult
@@ -75,6 +77,7 @@ def progress_attributes(summary: ProgressSummary) -> dict[str, Any]:
     return attrs
 
 
+@functools.lru_cache(maxsize=4096)  # a few keys recur: the digest is computed once per key
 def incident_key(service: str, server: str, layer: str, reason: str) -> str:
     """A short, stable, non-reversible key: service + server identity + layer + reason code."""
     material = "\x1f".join((service, server, layer, reason)).encode("utf-8", "surrogatepass")
@@ -85,7 +88,7 @@ def incident_key(service: str, server: str, layer: str, reason: str) -> str:
 # The copy handed to the exporting processor
 # ----------------------------------------------------------------------------------------------
 def _sanitized_events(events: Sequence[Event]) -> Sequence[Event]:
-    if not any(event.name == A.EXCEPTION_EVENT for event in events):
+    if not events or not any(event.name == A.EXCEPTION_EVENT for event in events):
         return events
     cleaned: list[Event] = []
     for event in events:
@@ -134,8 +137,8 @@ def enriched_copy(
         parent=span.parent,
         resource=span.resource,
         attributes={**attributes, **verdicts},
-        events=_sanitized_events(span.events),
-        links=span.links,
+        events=_sanitized_events(_sdkspan.events(span)),
+        links=_sdkspan.links(span),
         kind=span.kind,
         status=_sanitized_status(span, attributes),
         start_time=span.start_time,

@@ -58,6 +58,7 @@ from opentelemetry.metrics import (
     Histogram,
     Meter,
     MeterProvider,
+    ObservableGauge,
     Observation,
     get_meter,
 )
@@ -72,6 +73,8 @@ from otel_mcp_health.version import __version__
 InFlightCounts = Callable[[], Mapping[LiveState, int]]
 
 
+#: One label set's running sum: ``[labels as first seen (their order is kept), sum]``.
+Cell = list[Any]
 #: Labels whose values a server or the network chooses: capped, bounded in distinct values.
 OPEN_LABELS = (A.GEN_AI_TOOL_NAME, A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME)
 
@@ -86,30 +89,42 @@ class _LocalCounter:
 
     __slots__ = ("_budget", "_counts", "_lock")
 
-    def __init__(self, meter: Meter, name: str, *, unit: str, description: str) -> None:
+    def __init__(self) -> None:
         self._budget = LabelBudget(OPEN_LABELS)
-        #: label set -> [labels as first seen (their order is kept), running sum]
-        self._counts: dict[frozenset[tuple[str, Any]], list[Any]] = {}
+        self._counts: dict[frozenset[tuple[str, Any]], Cell] = {}
         self._lock = threading.Lock()
-        meter.create_observable_counter(
-            name, callbacks=[self._observe], unit=unit, description=description
-        )
 
     def add(self, amount: int, labels: Mapping[str, Any]) -> None:
         """Count ``amount`` under ``labels``."""
+        cell = self.cell(labels)
+        with self._lock:
+            cell[1] += amount
+
+    def cell(self, labels: Mapping[str, Any]) -> Cell:
+        """The running sum of ``labels``' bounded label set, to add to (under :meth:`bump`).
+
+        A cell may be kept and counted again without bounding the labels again: a label value,
+        once admitted or folded into the overflow value, stays so.
+        """
         bounded = self._budget.apply(labels)
         key = frozenset(bounded.items())
         with self._lock:
             entry = self._counts.get(key)
             if entry is None:
-                self._counts[key] = [bounded, amount]
-            else:
-                entry[1] += amount
+                entry = self._counts[key] = [bounded, 0]
+            return entry
 
-    def _observe(self, _options: CallbackOptions) -> Iterable[Observation]:
+    def bump(self, cell: Cell) -> None:
+        """Count one in ``cell`` (from :meth:`cell` of this counter)."""
+        with self._lock:
+            cell[1] += 1
+
+    def observe(self, _options: CallbackOptions) -> Iterable[Observation]:
+        """The observable counter's callback: every label set's running sum."""
         with self._lock:
             counts = [(labels, value) for labels, value in self._counts.values()]
-        return [Observation(value, labels) for labels, value in counts]
+        # A cell is created just before its first count: one not counted yet is not reported.
+        return [Observation(value, labels) for labels, value in counts if value]
 
 
 class _BoundedHistogram:
@@ -126,51 +141,64 @@ class _BoundedHistogram:
         self._histogram.record(value, self._budget.apply(labels))
 
 
-_CALLS_DESCRIPTION = "Tool calls by session-contract verdict and first failed layer."
-_CATALOG_DESCRIPTION = "Catalog convergence verdicts on tools/list, list_changed and install spans."
-
-
 class HealthMetrics:
     """The processor's instruments, created once from one meter."""
 
     def __init__(self, meter_provider: MeterProvider | None, in_flight: InFlightCounts) -> None:
         meter = get_meter(__name__, __version__, meter_provider)
         self._in_flight = in_flight
-        self.calls = _LocalCounter(
-            meter, A.METRIC_CALLS, unit="{call}", description=_CALLS_DESCRIPTION
+        self.calls = _LocalCounter()
+        self.catalog_verdicts = _LocalCounter()
+        self.outcomes = _LocalCounter()
+        self.incidents = _LocalCounter()
+        self.convergence_lag = _BoundedHistogram(self._verdict_instruments(meter))
+        self.in_flight_gauge = self._call_instruments(meter)
+
+    def _verdict_instruments(self, meter: Meter) -> Histogram:
+        """``mcp_health.calls``, ``mcp_health.catalog.verdicts``; returns the lag histogram."""
+        meter.create_observable_counter(
+            A.METRIC_CALLS,
+            callbacks=[self.calls.observe],
+            unit="{call}",
+            description="Tool calls by session-contract verdict and first failed layer.",
         )
-        self.catalog_verdicts = _LocalCounter(
-            meter, A.METRIC_CATALOG_VERDICTS, unit="{verdict}", description=_CATALOG_DESCRIPTION
+        meter.create_observable_counter(
+            A.METRIC_CATALOG_VERDICTS,
+            callbacks=[self.catalog_verdicts.observe],
+            unit="{verdict}",
+            description="Catalog convergence verdicts on tools/list, list_changed and install "
+            "spans.",
         )
-        self.convergence_lag = _BoundedHistogram(
-            meter.create_histogram(
-                A.METRIC_CONVERGENCE_LAG,
-                unit="s",
-                description="Time from a tools/list_changed signal to the next converged catalog.",
-                explicit_bucket_boundaries_advisory=[float(b) for b in A.DURATION_BUCKETS],
-            )
+        return meter.create_histogram(
+            A.METRIC_CONVERGENCE_LAG,
+            unit="s",
+            description="Time from a tools/list_changed signal to the next converged catalog.",
+            explicit_bucket_boundaries_advisory=[float(b) for b in A.DURATION_BUCKETS],
         )
-        self.outcomes = _LocalCounter(
-            meter,
+
+    def _call_instruments(self, meter: Meter) -> ObservableGauge:
+        """``mcp_health.outcomes``, ``mcp_health.incidents``; returns the in-flight gauge."""
+        meter.create_observable_counter(
             A.METRIC_OUTCOMES,
+            callbacks=[self.outcomes.observe],
             unit="{call}",
             description="Tool calls by outcome receipt and by whether a result envelope "
             "arrived: protocol-level success against verified outcomes.",
         )
-        self.incidents = _LocalCounter(
-            meter,
+        meter.create_observable_counter(
             A.METRIC_INCIDENTS,
+            callbacks=[self.incidents.observe],
             unit="{incident}",
             description="Incidents opened (one per service, server, failed layer and reason).",
         )
-        self.in_flight_gauge = meter.create_observable_gauge(
+        return meter.create_observable_gauge(
             A.METRIC_CALLS_IN_FLIGHT,
             callbacks=[self._observe_in_flight],
             unit="{call}",
             description="In-flight tool calls by live state (working, stalled, waiting_for_user).",
         )
 
-    def count_call(
+    def call_cells(
         self,
         result: CallResult,
         *,
@@ -178,20 +206,28 @@ class HealthMetrics:
         receipt: str,
         method: str,
         server: Mapping[str, Any],
-    ) -> None:
-        """One judged ``tools/call``: ``mcp_health.calls`` and ``mcp_health.outcomes``."""
+    ) -> tuple[Cell, Cell]:
+        """The cells a judged ``tools/call`` counts in (kept by the engine per judgement)."""
         verdict = {
             A.VERDICT: result.verdict.value,
             A.CALL_FIRST_FAILED_LAYER: result.first_failed_layer.value,
             A.MCP_METHOD_NAME: "tools/call",
         }
-        self.calls.add(1, {**verdict, A.GEN_AI_TOOL_NAME: tool, **server})
         outcome = {
             A.PROTOCOL_ENVELOPE: result.envelope,
             A.OUTCOME_RESULT: receipt,
             A.OUTCOME_METHOD: method,
         }
-        self.outcomes.add(1, {**outcome, A.GEN_AI_TOOL_NAME: tool, **server})
+        return (
+            self.calls.cell({**verdict, A.GEN_AI_TOOL_NAME: tool, **server}),
+            self.outcomes.cell({**outcome, A.GEN_AI_TOOL_NAME: tool, **server}),
+        )
+
+    def count(self, cells: tuple[Cell, Cell]) -> None:
+        """Count one call in the cells of :meth:`call_cells`."""
+        calls, outcomes = cells
+        self.calls.bump(calls)
+        self.outcomes.bump(outcomes)
 
     def _observe_in_flight(self, _options: CallbackOptions) -> Iterable[Observation]:
         counts = self._in_flight()

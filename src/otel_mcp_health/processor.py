@@ -132,7 +132,7 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import SpanKind
 
-from otel_mcp_health import _options, _spans, _verdicts
+from otel_mcp_health import _options, _sdkspan, _spans, _verdicts
 from otel_mcp_health import attributes as A
 from otel_mcp_health._engine import Engine
 from otel_mcp_health._held import HeldCalls
@@ -352,10 +352,11 @@ class McpHealthSpanProcessor(SpanProcessor):
         if span.context is not None:
             with self._live_lock:
                 self._live.pop(span.context.span_id, None)
-        attrs = dict(span.attributes or {})  # read once: lookups on SDK attributes are slow
+        attrs = _sdkspan.attributes(span)  # read once, in place: never mutated
         if receipt is not None:
-            attrs.pop(A.OUTCOME_PENDING, None)
-            attrs.update(receipt)
+            merged = {**attrs, **receipt}
+            merged.pop(A.OUTCOME_PENDING, None)
+            attrs = merged
         key = _spans.session_key(attrs)
         if key is None:
             return span

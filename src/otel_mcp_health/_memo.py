@@ -1,0 +1,199 @@
+"""Memoized call judgements of the engine (private; docs/performance.md).
+
+Most ``tools/call`` spans of a fleet repeat a few shapes: the same tool, the same outcome, under
+the same session facts. Decoding a span's attributes into evidence and running the contract on it
+cost far more than recognising a shape seen before, so the engine keeps two bounded memos:
+
+* :meth:`CallMemo.decoded`: the attribute values a call's evidence is decoded from
+  (:data:`CALL_KEYS`, each with its type, absent keys distinct from any value) → the decoded
+  evidence. Equal keys decode to equal evidence because decoding reads nothing else (a test
+  checks that every attribute the decoders read is listed);
+* :attr:`Decoded.judged`: per decoded shape, the judgement under one context (the carried
+  authorization failure, the live state and the tokens of the session's handshake facts and
+  catalog verdict, :meth:`CallMemo.token`).
+
+A memo is cleared when full; a value that cannot be hashed (a list in a hand-built span) is
+simply not memoized.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from otel_mcp_health import _spans, _verdicts
+from otel_mcp_health import attributes as A
+from otel_mcp_health._sessions import Session
+from otel_mcp_health.core.calls import CallResult
+from otel_mcp_health.core.catalog import CatalogResult
+from otel_mcp_health.core.contract import HandshakeFacts
+from otel_mcp_health.core.evidence import AuthorizationEvidence, CallEvidence, ToolCallCheck
+from otel_mcp_health.core.session import SessionResult
+from otel_mcp_health.core.vocabulary import CatalogVerdict, Layer, LayerStatus, LiveState
+
+#: Every attribute :func:`_spans.call_evidence` and :func:`_spans.tool_call_check` read, and the
+#: outcome and server attributes the call's metrics are labelled with.
+CALL_KEYS: Final = (
+    A.GEN_AI_TOOL_NAME,
+    A.TOOL_READ_ONLY,
+    A.TRANSPORT_OUTCOME,
+    A.HTTP_RESPONSE_STATUS_CODE,
+    A.TRANSPORT_REQUEST_WRITTEN,
+    A.NETWORK_TRANSPORT,
+    A.AUTH_ERROR,
+    A.AUTH_REQUIRED_SCOPES,
+    A.RPC_RESPONSE_STATUS_CODE,
+    A.PROTOCOL_RESULT_VALID,
+    A.CALL_IS_ERROR,
+    A.CALL_TIMED_OUT,
+    A.CALL_OUTPUT_SCHEMA_VALID,
+    A.EFFECT_OBSERVED,
+    A.EFFECT_METHOD,
+    A.OUTCOME_METHOD,
+    A.OUTCOME_RESULT,
+    A.OUTCOME_CONFIDENCE,
+    A.CALL_CONTRACT,
+    A.CALL_MISSING_ARGUMENTS,
+    A.EVIDENCE_MISSING,
+    A.SERVER_ADDRESS,
+    A.SERVER_PORT,
+)
+_ABSENT: Final = object()
+_DEFAULTS: Final = (_ABSENT,) * len(CALL_KEYS)
+#: Decoded shapes and judgements kept at once (all forgotten when either is full), and counter
+#: cells kept per judgement (one per server label).
+MAX_SHAPES: Final = 1024
+MAX_JUDGEMENTS: Final = 4096
+MAX_CELLS: Final = 8
+#: Interned session facts kept at once (tokens are never reused, so clearing is always safe).
+MAX_TOKENS: Final = 4096
+
+
+@dataclass(slots=True, eq=False)
+class Judged:
+    """One call judgement: what the engine writes, counts and remembers for it."""
+
+    call: CallEvidence
+    result: CallResult
+    catalog_verdict: CatalogVerdict
+    verdicts: dict[str, Any]
+    #: The call's authorization layer status (a failure carries forward, a pass clears it).
+    authorization: LayerStatus | None
+    #: The counter cells of ``mcp_health.calls`` and ``mcp_health.outcomes``, per server label.
+    cells: dict[Any, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True, eq=False)
+class Decoded:
+    """A call's evidence as decoded from its attributes, and its judgements by context."""
+
+    call: CallEvidence
+    finding: ToolCallCheck | None
+    receipt: str
+    method: str
+    judged: dict[tuple[Any, ...], Judged] = field(default_factory=dict)
+
+
+def decode(attrs: _spans.Attributes) -> Decoded:
+    """A call span's evidence, unmemoized (the full derivation uses this directly)."""
+    receipt, method = attrs.get(A.OUTCOME_RESULT), attrs.get(A.OUTCOME_METHOD)
+    return Decoded(
+        call=_spans.call_evidence(attrs),
+        finding=_spans.tool_call_check(attrs),
+        receipt=receipt if isinstance(receipt, str) else "none",
+        method=str(method or "none"),
+    )
+
+
+class CallMemo:
+    """The engine's memos (used under the engine's lock)."""
+
+    def __init__(self) -> None:
+        self._shapes: dict[tuple[Any, ...], Decoded] = {}
+        self._judgements = 0
+        self._tokens: dict[Any, int] = {}
+        self._next_token = itertools.count()
+
+    def remember(self, decoded: Decoded, context: tuple[Any, ...], judged: Judged) -> Judged:
+        """Keep ``judged`` for ``decoded`` in ``context`` (bounded: every shape is forgotten when
+        the judgements are full)."""
+        if self._judgements >= MAX_JUDGEMENTS:
+            self._shapes.clear()
+            self._judgements = 0
+        decoded.judged[context] = judged
+        self._judgements += 1
+        return judged
+
+    def decoded(self, attrs: _spans.Attributes) -> Decoded:
+        """The decoded evidence of a call span, memoized on its attribute values and types."""
+        values = tuple(map(attrs.get, CALL_KEYS, _DEFAULTS))
+        key = (values, tuple(map(type, values)))
+        try:
+            found = self._shapes.get(key)
+        except TypeError:  # an unhashable value: decode every time
+            return decode(attrs)
+        if found is None:
+            if len(self._shapes) >= MAX_SHAPES:
+                self._shapes.clear()
+                self._judgements = 0
+            found = self._shapes[key] = decode(attrs)
+        return found
+
+    def token(self, value: Any) -> int:
+        """A small integer standing for ``value``: equal values get the same token while it is
+        interned, and a token never stands for two different values."""
+        found = self._tokens.get(value)
+        if found is None:
+            if len(self._tokens) >= MAX_TOKENS:
+                self._tokens.clear()
+            found = self._tokens[value] = next(self._next_token)
+        return found
+
+    def context(
+        self,
+        session: Session,
+        facts: HandshakeFacts,
+        catalog: CatalogResult,
+        *,
+        carried: AuthorizationEvidence | None,
+        live: LiveState | None,
+    ) -> tuple[Any, ...]:
+        """The key of a call's judgement context (see the module docstring)."""
+        return (
+            carried,
+            live,
+            self.facts_token(session, facts),
+            self.catalog_token(session, catalog),
+        )
+
+    def facts_token(self, session: Session, facts: HandshakeFacts) -> int:
+        """The token of what the contract reads of the session's handshake facts (``facts`` is
+        ``session.handshake_facts()``, which resets the token whenever it derives them again)."""
+        if session.facts_token < 0:
+            failed = facts.failed
+            value = (
+                facts.compatible,
+                facts.incompatible_reason,
+                None
+                if failed is None
+                else (failed.first_failed, failed.reason, failed.next_action),
+            )
+            session.facts_token = self.token(("facts", value))
+        return session.facts_token
+
+    def catalog_token(self, session: Session, catalog: CatalogResult) -> int:
+        """The token of the session's catalog verdict (``catalog`` is ``session.catalog_result``,
+        which resets the token whenever it derives the verdict again)."""
+        if session.catalog_token < 0:
+            session.catalog_token = self.token(("catalog", catalog))
+        return session.catalog_token
+
+
+def judgement(call: CallEvidence, outcome: SessionResult) -> Judged:
+    """A fresh judgement of ``call`` from the core's answer."""
+    verdicts = _verdicts.call_attributes(outcome.call)
+    if outcome.catalog is not None:
+        verdicts.update(_verdicts.catalog_attributes(outcome.catalog))
+    authorization = outcome.call.layers.get(Layer.AUTHORIZATION)
+    return Judged(call, outcome.call, outcome.catalog_verdict, verdicts, authorization)

@@ -1,0 +1,171 @@
+"""The engine's call memo (``_memo``) is exact: its key holds everything decoding reads.
+
+The memo keys a call span's decoded evidence on the values and types of :data:`CALL_KEYS`. If a
+decoder reads an attribute that is not listed (e.g. after a new piece of evidence is added), two
+spans that differ only there would share a verdict: this test fails first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from otel_mcp_health import _memo
+from otel_mcp_health import attributes as A
+
+#: Every attribute name the project defines (module-level string constants with a dot).
+_NAMES = sorted(
+    {v for v in vars(A).values() if isinstance(v, str) and "." in v and " " not in v}
+    | set(_memo.CALL_KEYS)
+)
+_VALUES = st.one_of(
+    st.booleans(),
+    st.integers(-2, 600),
+    st.floats(allow_nan=False),
+    st.sampled_from(
+        [
+            "ok",
+            "none",
+            "pipe",
+            "tcp",
+            "passed",
+            "failed",
+            "invalid_token",
+            "unknown_tool",
+            "a b",
+            "",
+        ]
+    ),
+    st.lists(st.sampled_from(["x", "y"]), max_size=2).map(tuple),
+)
+
+
+class _Recording(Mapping[str, Any]):
+    """A mapping that records every key read through it."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+        self.read: set[str] = set()
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.add(key)
+        return self._data[key]
+
+    def __contains__(self, key: object) -> bool:
+        self.read.add(str(key))
+        return key in self._data
+
+    def __iter__(self) -> Iterator[str]:
+        raise AssertionError("decoding must not iterate over a span's attributes")
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+#: A span on which every decoder takes its longest path (every conditional read happens).
+_EVERY_READ = {
+    A.GEN_AI_TOOL_NAME: "lookup",
+    A.TOOL_READ_ONLY: False,
+    A.TRANSPORT_OUTCOME: "ok",
+    A.HTTP_RESPONSE_STATUS_CODE: 401,
+    A.TRANSPORT_REQUEST_WRITTEN: True,
+    A.NETWORK_TRANSPORT: "tcp",
+    A.AUTH_ERROR: "invalid_token",
+    A.AUTH_REQUIRED_SCOPES: ("read",),
+    A.RPC_RESPONSE_STATUS_CODE: -32602,
+    A.PROTOCOL_RESULT_VALID: True,
+    A.CALL_IS_ERROR: False,
+    A.CALL_TIMED_OUT: False,
+    A.CALL_OUTPUT_SCHEMA_VALID: True,
+    A.EFFECT_OBSERVED: True,
+    A.EFFECT_METHOD: "query",
+    A.OUTCOME_METHOD: "receipt",
+    A.OUTCOME_RESULT: "passed",
+    A.OUTCOME_CONFIDENCE: 0.9,
+    A.CALL_CONTRACT: A.CONTRACT_MISSING_REQUIRED_ARGUMENT,
+    A.CALL_MISSING_ARGUMENTS: ("query",),
+}
+
+
+@settings(max_examples=400)
+@example(_EVERY_READ, {})
+@given(
+    st.fixed_dictionaries({}, optional=dict.fromkeys(_memo.CALL_KEYS, _VALUES)),
+    st.dictionaries(st.sampled_from(_NAMES), _VALUES, max_size=6),
+)
+def test_decoding_reads_only_the_memo_keys(listed: dict[str, Any], other: dict[str, Any]) -> None:
+    recording = _Recording({**other, **listed})
+    _memo.decode(recording)
+    assert recording.read <= set(_memo.CALL_KEYS)
+
+
+@given(st.dictionaries(st.sampled_from(_memo.CALL_KEYS), _VALUES, max_size=12))
+def test_a_memoized_decoding_equals_a_fresh_one(attrs: dict[str, Any]) -> None:
+    memo = _memo.CallMemo()
+    first = memo.decoded(attrs)
+    again = memo.decoded(dict(attrs))
+    assert again is first
+    fresh = _memo.decode(attrs)
+    assert (first.call, first.finding, first.receipt, first.method) == (
+        fresh.call,
+        fresh.finding,
+        fresh.receipt,
+        fresh.method,
+    )
+
+
+def test_equal_values_of_different_types_are_different_shapes() -> None:
+    memo = _memo.CallMemo()
+    as_bool = memo.decoded({A.CALL_IS_ERROR: True})
+    as_int = memo.decoded({A.CALL_IS_ERROR: 1})
+    assert as_bool is not as_int
+    assert as_bool.call.execution is not None
+    assert as_bool.call.execution.is_error is True
+    assert as_int.call.execution is None
+
+
+def test_an_absent_key_differs_from_any_value() -> None:
+    memo = _memo.CallMemo()
+    absent = memo.decoded({})
+    present = memo.decoded({A.RPC_RESPONSE_STATUS_CODE: None})
+    assert absent is not present
+    assert present.call.protocol is None
+
+
+def test_an_unhashable_value_is_decoded_without_the_memo() -> None:
+    memo = _memo.CallMemo()
+    attrs = {A.AUTH_REQUIRED_SCOPES: ["read", "write"], A.NETWORK_TRANSPORT: "tcp"}
+    decoded = memo.decoded(attrs)
+    assert decoded.call == _memo.decode(attrs).call
+    assert memo.decoded(attrs) is not decoded
+
+
+def test_tokens_are_never_reused() -> None:
+    memo = _memo.CallMemo()
+    first = memo.token(("catalog", "a"))
+    assert memo.token(("catalog", "a")) == first
+    for n in range(_memo.MAX_TOKENS + 1):
+        memo.token(n)
+    assert memo.token(("catalog", "b")) != first
+    assert memo.token(("catalog", "a")) != first  # re-interned: a new token, never an old one
+
+
+def test_the_judgements_are_bounded() -> None:
+    memo = _memo.CallMemo()
+    decoded = memo.decoded({A.GEN_AI_TOOL_NAME: "lookup"})
+    judged = _memo.Judged(
+        call=decoded.call,
+        result=None,  # type: ignore[arg-type]  # never read here
+        catalog_verdict=None,  # type: ignore[arg-type]
+        verdicts={},
+        authorization=None,
+    )
+    for n in range(_memo.MAX_JUDGEMENTS):
+        memo.remember(decoded, (n,), judged)
+    assert len(decoded.judged) == _memo.MAX_JUDGEMENTS
+    assert memo.decoded({A.GEN_AI_TOOL_NAME: "lookup"}) is decoded
+    memo.remember(decoded, ("one more",), judged)
+    assert memo.decoded({A.GEN_AI_TOOL_NAME: "lookup"}) is not decoded  # every shape forgotten
