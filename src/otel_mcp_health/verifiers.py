@@ -1,4 +1,4 @@
-"""Outcome verifiers: receipts that the promised artefact exists (SPEC §4 outcome layer, seed 002).
+"""Outcome verifiers: receipts that the promised artefact exists (docs/model.md#layers, outcome).
 
 A green ``tools/call`` is not delivered work. An **outcome verifier** is chosen *before* the call
 (registered per tool name), runs in-process *after* a call that returned, may read the call's
