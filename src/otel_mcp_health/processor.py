@@ -223,10 +223,18 @@ class McpHealthSpanProcessor(SpanProcessor):
                 self._track(span)
             except Exception:
                 _logger.debug("mcp_health: on_start failed", exc_info=True)
-        self._forward("on_start", span, parent_context=parent_context)
+        for processor in self._downstream:
+            try:
+                processor.on_start(span, parent_context=parent_context)
+            except Exception as error:
+                _downstream_raised(processor, "on_start", error)
 
     def _on_ending(self, span: Span) -> None:
-        self._forward("_on_ending", span)
+        for processor in self._downstream:
+            try:
+                processor._on_ending(span)
+            except Exception as error:
+                _downstream_raised(processor, "_on_ending", error)
 
     def on_end(self, span: ReadableSpan) -> None:
         """Forward an enriched copy of an MCP span (the original on any error of ours)."""
@@ -244,20 +252,14 @@ class McpHealthSpanProcessor(SpanProcessor):
                 _logger.debug("mcp_health: deriving verdicts failed", exc_info=True)
         elif self._live and self._enabled and span.context is not None:
             self._forget(span.context.span_id)  # a tracked span that never got our evidence
-        self._forward("on_end", forwarded)
+        self._forward(forwarded)
 
-    def _forward(self, method: str, *args: Any, **kwargs: Any) -> None:
-        # One raising downstream processor must not hide spans from the ones after it.
+    def _forward(self, span: ReadableSpan) -> None:
         for processor in self._downstream:
             try:
-                getattr(processor, method)(*args, **kwargs)
+                processor.on_end(span)
             except Exception as error:
-                _logger.warning(
-                    "mcp_health: downstream %s.%s raised %s",
-                    type(processor).__name__,
-                    method,
-                    type(error).__name__,
-                )
+                _downstream_raised(processor, "on_end", error)
 
     def _complete(self, receipt: ReadableSpan) -> None:
         """Judge and forward the held call span this receipt completes (docs/model.md#layers)."""
@@ -265,7 +267,7 @@ class McpHealthSpanProcessor(SpanProcessor):
         if released is None:
             return
         call, extra = released
-        self._forward("on_end", self._enrich(call, extra))
+        self._forward(self._enrich(call, extra))
 
     def _release_held(self) -> None:
         for call in self._held.drain():
@@ -274,7 +276,7 @@ class McpHealthSpanProcessor(SpanProcessor):
             except Exception:
                 _logger.debug("mcp_health: deriving verdicts failed", exc_info=True)
                 forwarded = call
-            self._forward("on_end", forwarded)
+            self._forward(forwarded)
 
     def _forget(self, span_id: int) -> None:
         with self._live_lock:
@@ -380,3 +382,13 @@ def _live_key(span: Span, key: str | None) -> str | None:
 
 
 __all__ = ["McpHealthSpanProcessor"]
+
+
+def _downstream_raised(processor: SpanProcessor, method: str, error: Exception) -> None:
+    # One raising downstream processor must not hide spans from the ones after it.
+    _logger.warning(
+        "mcp_health: downstream %s.%s raised %s",
+        type(processor).__name__,
+        method,
+        type(error).__name__,
+    )
