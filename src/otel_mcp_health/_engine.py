@@ -17,7 +17,7 @@ from typing import Any, Final
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 
-from otel_mcp_health import _sdkspan, _spans, _verdicts
+from otel_mcp_health import _codec, _sdkspan, _spans, _verdicts
 from otel_mcp_health import attributes as A
 from otel_mcp_health._memo import MAX_CELLS, CallMemo, Decoded, Judged, decode, judgement
 from otel_mcp_health._sessions import Incidents, Session, SessionStore, SilentCall, SilentCalls
@@ -161,7 +161,7 @@ class Engine:
     ) -> dict[str, Any]:
         if not _spans.is_application_page(attrs):
             return {}
-        page = _spans.page(attrs)
+        page = _codec.decode_page(attrs)
         index = attrs.get(A.CATALOG_PAGE_INDEX)
         digest = attrs.get(A.CATALOG_DIGEST)
         error = attrs.get(A.CATALOG_DIGEST_ERROR)
@@ -183,7 +183,7 @@ class Engine:
     def _judge_handshake(
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
     ) -> dict[str, Any]:
-        evidence = _spans.handshake_evidence(attrs, self._supported)
+        evidence = _codec.decode_handshake(attrs, self._supported)
         result = classify_session(SessionEvidence(handshake=evidence)).call
         rule = _RULES[result.rule]
         if rule is _HANDSHAKE_FAILED:
@@ -306,7 +306,7 @@ class Engine:
         """Re-judge the silent call the ``mcp_health.reconcile`` span links to, with what
         reconciliation found, in the session it ran in (docs/model.md#silence); without that
         call (evicted or not sampled) the span keeps its evidence only."""
-        effect = _spans.effect_evidence(attrs)
+        effect = _codec.decode_effect(attrs)
         silent = next(
             (
                 found
@@ -317,7 +317,7 @@ class Engine:
         )
         if effect is None or silent is None:
             return {}
-        call = replace(silent.call, effect=effect, outcome=_spans.outcome_evidence(attrs))
+        call = replace(silent.call, effect=effect, outcome=_codec.decode_outcome(attrs))
         result = classify_session(
             SessionEvidence(
                 handshake=silent.handshake, catalog_verdict=silent.catalog_verdict, call=call
@@ -370,7 +370,7 @@ def _progress(
     span: ReadableSpan, attrs: Mapping[str, Any], events: Sequence[Event]
 ) -> ProgressEvidence:
     now = span.end_time
-    return _spans.progress_evidence(
+    return _codec.decode_progress(
         attrs, events, started_at=span.start_time, now=now, completed_at=now
     )
 
