@@ -145,8 +145,8 @@ def decode_protocol(attrs: Attributes) -> ProtocolEvidence | None:
     if code is None and A.RPC_RESPONSE_STATUS_CODE in attrs:
         return None  # an error response with an unreadable code: not observed, never passed
     valid = read_bool(attrs, A.PROTOCOL_RESULT_VALID)
-    if code is None and valid is None and A.CALL_IS_ERROR not in attrs:
-        return None
+    if code is None and valid is None and read_bool(attrs, A.CALL_IS_ERROR) is None:
+        return None  # no error, no validity, no result envelope: not observed
     return ProtocolEvidence(error_code=code, result_valid=valid)
 
 
@@ -165,8 +165,8 @@ def decode_execution(attrs: Attributes) -> ExecutionEvidence | None:
     is_error = read_bool(attrs, A.CALL_IS_ERROR)
     timed_out = read_bool(attrs, A.CALL_TIMED_OUT)
     schema = read_bool(attrs, A.CALL_OUTPUT_SCHEMA_VALID)
-    if is_error is None and timed_out is None and schema is None:
-        return None
+    if is_error is None and timed_out is not True and schema is None:
+        return None  # only a timeout is written (never "not timed out"): nothing observed
     return ExecutionEvidence(
         is_error=is_error, timed_out=timed_out is True, output_schema_valid=schema
     )
