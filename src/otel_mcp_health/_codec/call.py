@@ -73,9 +73,10 @@ def decode_transport(attrs: Attributes) -> TransportEvidence | None:
     )
 
 
-def encode_network(network: bool) -> dict[str, Any]:
-    """Whether the session has a network (where the authorization layer applies)."""
-    return {A.NETWORK_TRANSPORT: TCP if network else PIPE}
+def encode_network() -> dict[str, Any]:
+    """A session over a network, where the authorization layer applies (else: no attribute, or
+    ``pipe`` from the connection attributes)."""
+    return {A.NETWORK_TRANSPORT: TCP}
 
 
 def has_network(attrs: Attributes) -> bool:
@@ -120,7 +121,7 @@ def encode_exchange(
     authorization: AuthorizationEvidence | NotApplicable | None,
 ) -> dict[str, Any]:
     """Transport and authorization of one exchange (they share the HTTP status)."""
-    attrs = encode_network(authorization is not NOT_APPLICABLE)
+    attrs = {} if authorization is NOT_APPLICABLE else encode_network()
     if isinstance(authorization, AuthorizationEvidence):
         attrs.update(encode_authorization(authorization))
     if transport is not None:
