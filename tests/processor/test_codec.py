@@ -179,7 +179,7 @@ def test_a_contract_finding_round_trips(check: ToolCallCheck) -> None:
 
 
 def test_a_passed_contract_check_decodes_as_no_finding() -> None:
-    assert _codec.decode_tool_call_check(_codec.encode_contract_passed()) is None
+    assert _codec.decode_tool_call_check(_codec.encode_contract(None)) is None
 
 
 @given(handshakes())

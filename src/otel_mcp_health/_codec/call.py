@@ -3,6 +3,7 @@ effect, outcome, the call record and its call-time contract finding (docs/attrib
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from otel_mcp_health import attributes as A
@@ -212,7 +213,7 @@ def encode_call(call: CallEvidence) -> dict[str, Any]:
     if call.tool is not None:
         attrs[A.GEN_AI_TOOL_NAME] = call.tool
     if call.read_only is not None:
-        attrs[A.TOOL_READ_ONLY] = call.read_only
+        attrs.update(encode_read_only(call.read_only))
     if call.protocol is not None:
         attrs.update(encode_protocol(call.protocol))
     if call.execution is not None:
@@ -241,17 +242,26 @@ def decode_call(attrs: Attributes) -> CallEvidence:
     )
 
 
-def encode_contract_passed() -> dict[str, Any]:
-    """The call-time contract check found nothing (decodes as no finding)."""
-    return {A.CALL_CONTRACT: A.CONTRACT_OK}
+def encode_read_only(read_only: bool) -> dict[str, Any]:
+    """The tool's ``readOnlyHint`` at call time (part of the call record)."""
+    return {A.TOOL_READ_ONLY: read_only}
+
+
+def encode_contract(finding: str | None, missing: Iterable[str] = ()) -> dict[str, Any]:
+    """The call-time contract check: a finding and its missing names, or ``None`` (it passed)."""
+    if finding is None:
+        return {A.CALL_CONTRACT: A.CONTRACT_OK}
+    attrs: dict[str, Any] = {A.CALL_CONTRACT: _CONTRACT_VALUES[finding]}
+    missing = list(missing)
+    if missing:
+        attrs[A.CALL_MISSING_ARGUMENTS] = missing
+    return attrs
 
 
 def encode_tool_call_check(check: ToolCallCheck) -> dict[str, Any]:
     """A call-time contract finding (``contract`` one of the findings the check makes)."""
     attrs: dict[str, Any] = {A.GEN_AI_TOOL_NAME: check.name}
-    attrs[A.CALL_CONTRACT] = _CONTRACT_VALUES[check.contract or ""]
-    if check.missing:
-        attrs[A.CALL_MISSING_ARGUMENTS] = list(check.missing)
+    attrs.update(encode_contract(check.contract or "", check.missing))
     return attrs
 
 

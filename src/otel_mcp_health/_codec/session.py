@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-from opentelemetry.sdk.trace import Event
+from typing import TYPE_CHECKING, Any
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health._codec._read import Attributes, read_bool, read_float, read_int, read_str
@@ -17,6 +15,9 @@ from otel_mcp_health._codec.call import (
     encode_rpc_code,
 )
 from otel_mcp_health.core.evidence import HandshakeEvidence, Page, ProgressEvent, ProgressEvidence
+
+if TYPE_CHECKING:  # the instrumentation writes through this module without the SDK
+    from opentelemetry.sdk.trace import Event
 
 #: Progress token written for notifications that matched the request's own token; any other value
 #: stands for "a token of another request" (the instrumentation records only the match,
@@ -32,14 +33,21 @@ SpanEvent = tuple[str, dict[str, Any], int]
 def encode_handshake(handshake: HandshakeEvidence) -> dict[str, Any]:
     """A handshake (without ``supported_versions``: the processor's option, not the span's)."""
     attrs = encode_exchange(handshake.transport, handshake.authorization)
-    if handshake.requested_version is not None:
-        attrs[A.SESSION_REQUESTED_VERSION] = handshake.requested_version
-    if handshake.negotiated_version is not None:
-        attrs[A.MCP_PROTOCOL_VERSION] = handshake.negotiated_version
+    attrs.update(encode_versions(handshake.requested_version, handshake.negotiated_version))
     if handshake.error_code is not None:
         attrs[A.RPC_RESPONSE_STATUS_CODE] = encode_rpc_code(handshake.error_code)
     if handshake.capabilities is not None:
         attrs.update(encode_tools_capability(handshake.capabilities.get("tools")))
+    return attrs
+
+
+def encode_versions(requested: str | None, negotiated: str | None) -> dict[str, Any]:
+    """The protocol version the client asked for and the one the server answered with."""
+    attrs: dict[str, Any] = {}
+    if requested is not None:
+        attrs[A.SESSION_REQUESTED_VERSION] = requested
+    if negotiated is not None:
+        attrs[A.MCP_PROTOCOL_VERSION] = negotiated
     return attrs
 
 
@@ -100,24 +108,37 @@ def decode_page(attrs: Attributes) -> Page:
     )
 
 
+def encode_progress_notification(
+    progress: float | None, total: float | None, *, matched: bool
+) -> dict[str, Any]:
+    """One ``notifications/progress`` (values only): whether its token was the request's."""
+    attrs: dict[str, Any] = {A.PROGRESS_TOKEN_MATCH: matched}
+    if progress is not None:
+        attrs[A.PROGRESS_VALUE] = float(progress)
+    if total is not None:
+        attrs[A.PROGRESS_TOTAL] = float(total)
+    return attrs
+
+
 def encode_progress_event(event: ProgressEvent) -> SpanEvent:
-    """One ``notifications/progress``: whether its token was the request's, progress, total."""
-    attrs: dict[str, Any] = {
-        A.PROGRESS_VALUE: float(event.progress),
-        A.PROGRESS_TOKEN_MATCH: event.token == REQUEST_TOKEN,
-    }
-    if event.total is not None:
-        attrs[A.PROGRESS_TOTAL] = float(event.total)
+    matched = event.token == REQUEST_TOKEN
+    attrs = encode_progress_notification(event.progress, event.total, matched=matched)
     return A.PROGRESS_EVENT, attrs, event.at
 
 
-def encode_progress(progress: ProgressEvidence) -> tuple[dict[str, Any], list[SpanEvent]]:
-    """A call's configured clocks (span attributes) and its progress events (span events)."""
+def encode_clocks(idle_window_s: float | None, deadline_s: float | None) -> dict[str, Any]:
+    """A call's configured clocks: the idle window and the host's own deadline."""
     attrs: dict[str, Any] = {}
-    if progress.idle_window_seconds is not None:
-        attrs[A.CALL_IDLE_WINDOW_S] = float(progress.idle_window_seconds)
-    if progress.deadline_seconds is not None:
-        attrs[A.CALL_DEADLINE_S] = float(progress.deadline_seconds)
+    if idle_window_s is not None:
+        attrs[A.CALL_IDLE_WINDOW_S] = idle_window_s
+    if deadline_s is not None:
+        attrs[A.CALL_DEADLINE_S] = float(deadline_s)
+    return attrs
+
+
+def encode_progress(progress: ProgressEvidence) -> tuple[dict[str, Any], list[SpanEvent]]:
+    """A call's clocks (span attributes) and its progress events (span events)."""
+    attrs = encode_clocks(progress.idle_window_seconds, progress.deadline_seconds)
     return attrs, [encode_progress_event(event) for event in progress.events]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health._codec import encode_page
 from otel_mcp_health.core.catalog import required_properties
 from otel_mcp_health.core.digest import (
     REASON_TOOL_NOT_AN_OBJECT,
@@ -21,6 +22,7 @@ from otel_mcp_health.core.digest import (
     DigestError,
     digest_tools,
 )
+from otel_mcp_health.core.evidence import Page
 from otel_mcp_health.core.traversal import CursorChain
 from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION, ClientSource
 from otel_mcp_health.instrumentation import _state
@@ -44,11 +46,8 @@ def page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[str
     tools = [t for t in raw_tools if isinstance(t, Mapping)] if isinstance(raw_tools, list) else []
     attrs: dict[str, Any] = {A.CATALOG_PAGE_TOOL_COUNT: len(tools)}
     cursor_h = cursor_hash(cursor) if cursor is not None else None
-    if cursor_h is not None:
-        attrs[A.CATALOG_PAGE_CURSOR_HASH] = cursor_h
     next_hash = cursor_hash(next_cursor) if next_cursor is not None else None
-    if next_hash is not None:
-        attrs[A.CATALOG_PAGE_NEXT_CURSOR_HASH] = next_hash
+    attrs.update(encode_page(Page(cursor=cursor_h, next_cursor=next_hash)))
     if telemetry.digests:
         _set_digest(attrs, A.CATALOG_PAGE_DIGEST, tools)
     if record.origin == A.ORIGIN_INTERNAL:
