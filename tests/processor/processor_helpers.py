@@ -232,16 +232,22 @@ class SessionSpans:
         **attrs: Any,
     ) -> None:
         """A ``tools/call`` span; ``ok`` pre-fills a clean result envelope."""
-        base: dict[str, Any] = {A.MCP_METHOD_NAME: "tools/call", A.CALL_IDLE_WINDOW_S: 30.0}
+        base = self.call_attributes(tool, ok=ok)
+        base.update(attrs)
+        self.emit(f"tools/call {tool}", base, start, end, events=events)
+
+    def call_attributes(self, tool: str, *, ok: bool = True) -> dict[str, Any]:
+        """A ``tools/call`` span's attributes (without the session's ``base``)."""
+        attrs: dict[str, Any] = {A.MCP_METHOD_NAME: "tools/call"}
+        attrs.update(_codec.encode_clocks(30.0, None))
         exchange = self._exchange()
         if ok:
             call = CallEvidence(tool=tool, execution=ExecutionEvidence(is_error=False), **exchange)
         else:  # nothing observed yet: only whether the session has a network
             network = exchange["authorization"] is not NOT_APPLICABLE
             call = CallEvidence(tool=tool, authorization=None if network else NOT_APPLICABLE)
-        base.update(_codec.encode_call(call))
-        base.update(attrs)
-        self.emit(f"tools/call {tool}", base, start, end, events=events)
+        attrs.update(_codec.encode_call(call))
+        return attrs
 
     def end_session(self, start: float) -> None:
         self.emit(A.SESSION_END_SPAN_NAME, {}, start, kind=SpanKind.INTERNAL)

@@ -49,12 +49,21 @@ def encode_rpc_code(code: int) -> str:
 # ----------------------------------------------------------------------------------------------
 # Transport and authorization
 # ----------------------------------------------------------------------------------------------
+def encode_delivery(outcome: str | None, written: bool | None) -> dict[str, Any]:
+    """What the transport did with the request, as far as it was observed (a
+    ``TransportOutcome`` value; without one the transport layer decodes as not observed)."""
+    attrs: dict[str, Any] = {}
+    if outcome is not None:
+        attrs[A.TRANSPORT_OUTCOME] = outcome
+    if written is not None:
+        attrs[A.TRANSPORT_REQUEST_WRITTEN] = written
+    return attrs
+
+
 def encode_transport(transport: TransportEvidence) -> dict[str, Any]:
-    attrs: dict[str, Any] = {A.TRANSPORT_OUTCOME: transport.outcome.value}
+    attrs = encode_delivery(transport.outcome.value, transport.request_written)
     if transport.http_status is not None:
         attrs[A.HTTP_RESPONSE_STATUS_CODE] = transport.http_status
-    if transport.request_written is not None:
-        attrs[A.TRANSPORT_REQUEST_WRITTEN] = transport.request_written
     return attrs
 
 
@@ -186,14 +195,23 @@ def decode_effect(attrs: Attributes) -> EffectEvidence | None:
     return EffectEvidence(observed=observed, method=read_str(attrs, A.EFFECT_METHOD) or "unknown")
 
 
-def encode_outcome(outcome: OutcomeEvidence) -> dict[str, Any]:
-    attrs: dict[str, Any] = {A.OUTCOME_METHOD: outcome.method}
-    if outcome.passed is not None:
-        passed = OutcomeResult.PASSED if outcome.passed else OutcomeResult.FAILED
-        attrs[A.OUTCOME_RESULT] = passed.value
-    if outcome.confidence is not None:
-        attrs[A.OUTCOME_CONFIDENCE] = float(outcome.confidence)
+def encode_receipt(
+    method: str, result: OutcomeResult | None, confidence: float | None
+) -> dict[str, Any]:
+    """A verifier's receipt (``inconclusive`` decodes like no result: ``passed`` unknown)."""
+    attrs: dict[str, Any] = {A.OUTCOME_METHOD: method}
+    if result is not None:
+        attrs[A.OUTCOME_RESULT] = result.value
+    if confidence is not None:
+        attrs[A.OUTCOME_CONFIDENCE] = float(confidence)
     return attrs
+
+
+def encode_outcome(outcome: OutcomeEvidence) -> dict[str, Any]:
+    result = None
+    if outcome.passed is not None:
+        result = OutcomeResult.PASSED if outcome.passed else OutcomeResult.FAILED
+    return encode_receipt(outcome.method, result, outcome.confidence)
 
 
 def decode_outcome(attrs: Attributes) -> OutcomeEvidence | None:
@@ -222,9 +240,13 @@ def encode_call(call: CallEvidence) -> dict[str, Any]:
         attrs.update(encode_effect(call.effect))
     if call.outcome is not None:
         attrs.update(encode_outcome(call.outcome))
-    if call.missing:
-        attrs[A.EVIDENCE_MISSING] = call.missing
+    attrs.update(encode_missing(call.missing))
     return attrs
+
+
+def encode_missing(missing: tuple[str, ...]) -> dict[str, Any]:
+    """Evidence the installed SDK cannot give (docs/attributes.md): absent when none is missing."""
+    return {A.EVIDENCE_MISSING: missing} if missing else {}
 
 
 def decode_call(attrs: Attributes) -> CallEvidence:

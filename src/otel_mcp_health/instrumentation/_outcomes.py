@@ -34,7 +34,7 @@ from typing import Any, Final
 from opentelemetry.trace import Link, Span, SpanContext, SpanKind
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import encode_effect, encode_outcome
+from otel_mcp_health._codec import encode_effect, encode_outcome, encode_receipt
 from otel_mcp_health.core.bounds import cap
 from otel_mcp_health.core.evidence import (
     CallEvidence,
@@ -192,13 +192,8 @@ def _context(name: str, arguments: Any, result: Any) -> CallContext:
 
 def receipt_attributes(receipt: Receipt, duration_s: float) -> dict[str, Any]:
     """The exported part of a receipt: method, result, confidence, duration; no values."""
-    attrs: dict[str, Any] = {
-        A.OUTCOME_METHOD: receipt.method,
-        A.OUTCOME_RESULT: receipt.result.value,
-        A.OUTCOME_DURATION_S: duration_s,
-    }
-    if receipt.confidence is not None:
-        attrs[A.OUTCOME_CONFIDENCE] = float(receipt.confidence)
+    attrs = encode_receipt(receipt.method, receipt.result, receipt.confidence)
+    attrs[A.OUTCOME_DURATION_S] = duration_s
     if receipt.reason is not None:
         attrs[A.OUTCOME_REASON] = receipt.reason
     return attrs

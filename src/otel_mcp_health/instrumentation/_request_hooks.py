@@ -19,7 +19,9 @@ from otel_mcp_health import attributes as A
 from otel_mcp_health._codec import (
     encode_clocks,
     encode_contract,
+    encode_delivery,
     encode_execution,
+    encode_missing,
     encode_page,
     encode_progress_notification,
     encode_read_only,
@@ -305,14 +307,8 @@ def finish(telemetry: Telemetry, record: RequestRecord) -> None:
     record.ended = True
     record.state.open_calls.discard(record)
     span = record.span
-    attrs: dict[str, Any] = {}
-    if record.transport_outcome is not None:
-        attrs[A.TRANSPORT_OUTCOME] = record.transport_outcome
-    if record.written is not None:
-        attrs[A.TRANSPORT_REQUEST_WRITTEN] = record.written
-    missing = _missing_evidence(telemetry, record.state)
-    if missing:
-        attrs[A.EVIDENCE_MISSING] = missing
+    attrs = encode_delivery(record.transport_outcome, record.written)
+    attrs.update(encode_missing(_missing_evidence(telemetry, record.state)))
     if record.error_type is not None:
         attrs[A.ERROR_TYPE] = record.error_type
     if record.recording:
