@@ -122,9 +122,7 @@ class Engine:
         if span.name == A.RECONCILE_SPAN_NAME:
             return self._judge_reconciliation(span, attrs, session)
         if span.name == A.INSTALL_SPAN_NAME:
-            session.set_install(
-                attrs.get(A.CATALOG_CLIENT_DIGEST), attrs.get(A.CATALOG_DIGEST_ERROR)
-            )
+            session.set_install(*_codec.decode_digest(attrs, of="client"))
             return self._judge_catalog(span, attrs, session, A.INSTALL_SPAN_NAME)
         return {}
 
@@ -163,15 +161,14 @@ class Engine:
             return {}
         page = _codec.decode_page(attrs)
         index = attrs.get(A.CATALOG_PAGE_INDEX)
-        digest = attrs.get(A.CATALOG_DIGEST)
-        error = attrs.get(A.CATALOG_DIGEST_ERROR)
+        digest, error = _codec.decode_digest(attrs)
         final = session.add_page(
             page,
             first=index == 0 or page.cursor is None,
             started_at=span.start_time,
             ended_at=span.end_time,
-            digest=digest if isinstance(digest, str) else None,
-            digest_error=error if isinstance(error, str) else None,
+            digest=digest,
+            digest_error=error,
         )
         if not final:
             return {}

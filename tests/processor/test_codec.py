@@ -178,6 +178,16 @@ def test_a_contract_finding_round_trips(check: ToolCallCheck) -> None:
     assert _codec.decode_tool_call_check(_codec.encode_tool_call_check(check)) == check
 
 
+@given(
+    st.none() | _TEXT,
+    st.none() | _TEXT,
+    st.sampled_from(["catalog", "client", "page"]),
+)
+def test_a_digest_round_trips(digest: str | None, error: str | None, of: Any) -> None:
+    attrs = _codec.encode_digest(digest, error, of=of)
+    assert _codec.decode_digest(attrs, of=of) == (digest, error)
+
+
 def test_a_passed_contract_check_decodes_as_no_finding() -> None:
     assert _codec.decode_tool_call_check(_codec.encode_contract(None)) is None
 

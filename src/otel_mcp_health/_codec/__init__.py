@@ -45,10 +45,12 @@ from otel_mcp_health._codec.call import (
 )
 from otel_mcp_health._codec.session import (
     REQUEST_TOKEN,
+    decode_digest,
     decode_handshake,
     decode_page,
     decode_progress,
     encode_clocks,
+    encode_digest,
     encode_handshake,
     encode_page,
     encode_progress,
@@ -63,6 +65,7 @@ __all__ = [
     "Attributes",
     "decode_authorization",
     "decode_call",
+    "decode_digest",
     "decode_effect",
     "decode_execution",
     "decode_handshake",
@@ -77,6 +80,7 @@ __all__ = [
     "encode_clocks",
     "encode_contract",
     "encode_delivery",
+    "encode_digest",
     "encode_effect",
     "encode_execution",
     "encode_handshake",

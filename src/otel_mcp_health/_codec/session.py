@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health._codec._read import Attributes, read_bool, read_float, read_int, read_str
@@ -26,6 +26,13 @@ REQUEST_TOKEN = "request"
 OTHER_TOKEN = "other"
 #: ``error.type`` of a failed page whose JSON-RPC code is unknown.
 _PAGE_FAILED = "page_failed"
+#: What a digest is of, and its attribute.
+DigestOf = Literal["catalog", "client", "page"]
+_DIGEST_KEYS: dict[DigestOf, str] = {
+    "catalog": A.CATALOG_DIGEST,
+    "client": A.CATALOG_CLIENT_DIGEST,
+    "page": A.CATALOG_PAGE_DIGEST,
+}
 #: One span event: name, attributes, timestamp (ns).
 SpanEvent = tuple[str, dict[str, Any], int]
 
@@ -106,6 +113,24 @@ def decode_page(attrs: Attributes) -> Page:
         failed=failed,
         error_code=code,
     )
+
+
+def encode_digest(
+    digest: str | None, error: str | None, *, of: DigestOf = "catalog"
+) -> dict[str, Any]:
+    """A digest (of the discovered catalog, the client's installed tools or one page), or why
+    there is none."""
+    attrs: dict[str, Any] = {}
+    if digest is not None:
+        attrs[_DIGEST_KEYS[of]] = digest
+    if error is not None:
+        attrs[A.CATALOG_DIGEST_ERROR] = error
+    return attrs
+
+
+def decode_digest(attrs: Attributes, *, of: DigestOf = "catalog") -> tuple[str | None, str | None]:
+    """``(digest, error)`` of a final page (or of an install span, or of one page)."""
+    return read_str(attrs, _DIGEST_KEYS[of]), read_str(attrs, A.CATALOG_DIGEST_ERROR)
 
 
 def encode_progress_notification(
