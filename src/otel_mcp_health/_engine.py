@@ -17,7 +17,7 @@ from typing import Any, Final
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 
-from otel_mcp_health import _sdkspan, _spans, _verdicts
+from otel_mcp_health import _codec, _sdkspan, _spans, _verdicts
 from otel_mcp_health import attributes as A
 from otel_mcp_health._memo import MAX_CELLS, CallMemo, Decoded, Judged, decode, judgement
 from otel_mcp_health._sessions import Incidents, Session, SessionStore, SilentCall, SilentCalls
@@ -122,9 +122,7 @@ class Engine:
         if span.name == A.RECONCILE_SPAN_NAME:
             return self._judge_reconciliation(span, attrs, session)
         if span.name == A.INSTALL_SPAN_NAME:
-            session.set_install(
-                attrs.get(A.CATALOG_CLIENT_DIGEST), attrs.get(A.CATALOG_DIGEST_ERROR)
-            )
+            session.set_install(*_codec.decode_digest(attrs, of="client"))
             return self._judge_catalog(span, attrs, session, A.INSTALL_SPAN_NAME)
         return {}
 
@@ -161,17 +159,16 @@ class Engine:
     ) -> dict[str, Any]:
         if not _spans.is_application_page(attrs):
             return {}
-        page = _spans.page(attrs)
+        page = _codec.decode_page(attrs)
         index = attrs.get(A.CATALOG_PAGE_INDEX)
-        digest = attrs.get(A.CATALOG_DIGEST)
-        error = attrs.get(A.CATALOG_DIGEST_ERROR)
+        digest, error = _codec.decode_digest(attrs)
         final = session.add_page(
             page,
             first=index == 0 or page.cursor is None,
             started_at=span.start_time,
             ended_at=span.end_time,
-            digest=digest if isinstance(digest, str) else None,
-            digest_error=error if isinstance(error, str) else None,
+            digest=digest,
+            digest_error=error,
         )
         if not final:
             return {}
@@ -183,7 +180,7 @@ class Engine:
     def _judge_handshake(
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
     ) -> dict[str, Any]:
-        evidence = _spans.handshake_evidence(attrs, self._supported)
+        evidence = _codec.decode_handshake(attrs, self._supported)
         result = classify_session(SessionEvidence(handshake=evidence)).call
         rule = _RULES[result.rule]
         if rule is _HANDSHAKE_FAILED:
@@ -306,7 +303,7 @@ class Engine:
         """Re-judge the silent call the ``mcp_health.reconcile`` span links to, with what
         reconciliation found, in the session it ran in (docs/model.md#silence); without that
         call (evicted or not sampled) the span keeps its evidence only."""
-        effect = _spans.effect_evidence(attrs)
+        effect = _codec.decode_effect(attrs)
         silent = next(
             (
                 found
@@ -317,7 +314,7 @@ class Engine:
         )
         if effect is None or silent is None:
             return {}
-        call = replace(silent.call, effect=effect, outcome=_spans.outcome_evidence(attrs))
+        call = replace(silent.call, effect=effect, outcome=_codec.decode_outcome(attrs))
         result = classify_session(
             SessionEvidence(
                 handshake=silent.handshake, catalog_verdict=silent.catalog_verdict, call=call
@@ -370,7 +367,7 @@ def _progress(
     span: ReadableSpan, attrs: Mapping[str, Any], events: Sequence[Event]
 ) -> ProgressEvidence:
     now = span.end_time
-    return _spans.progress_evidence(
+    return _codec.decode_progress(
         attrs, events, started_at=span.start_time, now=now, completed_at=now
     )
 

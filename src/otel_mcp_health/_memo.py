@@ -22,7 +22,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from otel_mcp_health import _spans, _verdicts
+from otel_mcp_health import _codec, _verdicts
 from otel_mcp_health import attributes as A
 from otel_mcp_health._sessions import Session
 from otel_mcp_health.core.calls import CallResult
@@ -32,8 +32,8 @@ from otel_mcp_health.core.evidence import AuthorizationEvidence, CallEvidence, T
 from otel_mcp_health.core.session import SessionResult
 from otel_mcp_health.core.vocabulary import CatalogVerdict, Layer, LayerStatus, LiveState
 
-#: Every attribute :func:`_spans.call_evidence` and :func:`_spans.tool_call_check` read, and the
-#: outcome and server attributes the call's metrics are labelled with.
+#: Every attribute :func:`_codec.decode_call` and :func:`_codec.decode_tool_call_check` read, and
+#: the outcome and server attributes the call's metrics are labelled with.
 CALL_KEYS: Final = (
     A.GEN_AI_TOOL_NAME,
     A.TOOL_READ_ONLY,
@@ -95,12 +95,12 @@ class Decoded:
     judged: dict[tuple[Any, ...], Judged] = field(default_factory=dict)
 
 
-def decode(attrs: _spans.Attributes) -> Decoded:
+def decode(attrs: _codec.Attributes) -> Decoded:
     """A call span's evidence, unmemoized (the full derivation uses this directly)."""
     receipt, method = attrs.get(A.OUTCOME_RESULT), attrs.get(A.OUTCOME_METHOD)
     return Decoded(
-        call=_spans.call_evidence(attrs),
-        finding=_spans.tool_call_check(attrs),
+        call=_codec.decode_call(attrs),
+        finding=_codec.decode_tool_call_check(attrs),
         receipt=receipt if isinstance(receipt, str) else "none",
         method=str(method or "none"),
     )
@@ -125,7 +125,7 @@ class CallMemo:
         self._judgements += 1
         return judged
 
-    def decoded(self, attrs: _spans.Attributes) -> Decoded:
+    def decoded(self, attrs: _codec.Attributes) -> Decoded:
         """The decoded evidence of a call span, memoized on its attribute values and types."""
         values = tuple(map(attrs.get, CALL_KEYS, _DEFAULTS))
         key = (values, tuple(map(type, values)))

@@ -132,7 +132,7 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import SpanKind
 
-from otel_mcp_health import _options, _sdkspan, _spans, _verdicts
+from otel_mcp_health import _codec, _options, _sdkspan, _spans, _verdicts
 from otel_mcp_health import attributes as A
 from otel_mcp_health._engine import Engine
 from otel_mcp_health._held import HeldCalls
@@ -342,7 +342,7 @@ class McpHealthSpanProcessor(SpanProcessor):
         attrs = span.attributes or {}
         if attrs.get(A.CALL_WAITING_FOR_USER) is True:
             return LiveState.WAITING_FOR_USER
-        progress = _spans.progress_evidence(
+        progress = _codec.decode_progress(
             attrs, span.events, started_at=span.start_time, now=now, completed_at=None
         )
         return clocks(progress).live_state or LiveState.STALLED

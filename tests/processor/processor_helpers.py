@@ -1,9 +1,9 @@
 """Test helpers: the in-memory pipeline and a builder of evidence-carrying MCP spans.
 
 The builder emits spans through a real ``TracerProvider`` with explicit start/end times, under the
-instrumentation's scope, carrying exactly the evidence attributes the instrumentation records
-(names from ``attributes.py``). It is
-used for rule-level tests; the scenarios with real MCP servers use the real instrumentation.
+instrumentation's scope, carrying evidence records written by the instrumentation's own encoder
+(``_codec``). It is used for rule-level tests; the scenarios with real MCP servers use the real
+instrumentation.
 """
 
 from __future__ import annotations
@@ -22,8 +22,19 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.sdk.trace.sampling import Sampler
 from opentelemetry.trace import SpanKind, Tracer
 
+from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
 from otel_mcp_health._spans import INSTRUMENTATION_SCOPE
+from otel_mcp_health.core.evidence import (
+    NOT_APPLICABLE,
+    AuthorizationEvidence,
+    CallEvidence,
+    ExecutionEvidence,
+    HandshakeEvidence,
+    Page,
+    TransportEvidence,
+)
+from otel_mcp_health.core.vocabulary import TransportOutcome
 from otel_mcp_health.processor import McpHealthSpanProcessor
 
 #: 2026-11-30T10:00:00Z in nanoseconds: "t = 0" of every hand-built scenario.
@@ -131,6 +142,19 @@ class SessionSpans:
             span.add_event(event_name, dict(event_attrs), timestamp=at(event_at))
         span.end(end_time=at(end if end is not None else start + 0.05))
 
+    def _exchange(self) -> dict[str, Any]:
+        """A delivered exchange: its transport and authorization (an HTTP 200 on the network)."""
+        status = 200 if self.network == "tcp" else None
+        authorization = (
+            AuthorizationEvidence(http_status=status) if status is not None else NOT_APPLICABLE
+        )
+        return {
+            "transport": TransportEvidence(
+                outcome=TransportOutcome.OK, http_status=status, request_written=True
+            ),
+            "authorization": authorization,
+        }
+
     def handshake(
         self,
         *,
@@ -141,19 +165,14 @@ class SessionSpans:
         era: str = "initialize",
         **extra: Any,
     ) -> None:
-        attrs: dict[str, Any] = {
-            A.MCP_METHOD_NAME: era,
-            A.SESSION_ERA: era,
-            A.SESSION_REQUESTED_VERSION: "2025-11-25",
-            A.TRANSPORT_OUTCOME: "ok",
-            A.TRANSPORT_REQUEST_WRITTEN: True,
-        }
-        if negotiated is not None:
-            attrs[A.MCP_PROTOCOL_VERSION] = negotiated
-            attrs[A.SESSION_CAPABILITY_TOOLS] = tools
-            attrs[A.SESSION_CAPABILITY_TOOLS_LIST_CHANGED] = tools and list_changed
-        if self.network == "tcp":
-            attrs[A.HTTP_RESPONSE_STATUS_CODE] = 200
+        capabilities = {"tools": {"listChanged": list_changed}} if tools else {}
+        evidence = HandshakeEvidence(
+            requested_version="2025-11-25",
+            negotiated_version=negotiated,
+            capabilities=capabilities if negotiated is not None else None,
+            **self._exchange(),
+        )
+        attrs = {A.MCP_METHOD_NAME: era, A.SESSION_ERA: era, **_codec.encode_handshake(evidence)}
         attrs.update(extra)
         self.emit(era, attrs, start)
 
@@ -174,17 +193,13 @@ class SessionSpans:
                 A.TRANSPORT_OUTCOME: "ok",
             }
             if page == "fail":
-                attrs[A.RPC_RESPONSE_STATUS_CODE] = "-32602"
-                attrs[A.ERROR_TYPE] = "-32602"
+                attrs.update(_codec.encode_page(Page(failed=True, error_code=-32602)))
             else:
                 cursor, next_cursor = page
                 attrs[A.CATALOG_PAGE_INDEX] = index
                 attrs[A.CATALOG_PAGE_TOOL_COUNT] = 2
-                if cursor is not None:
-                    attrs[A.CATALOG_PAGE_CURSOR_HASH] = cursor
-                if next_cursor is not None:
-                    attrs[A.CATALOG_PAGE_NEXT_CURSOR_HASH] = next_cursor
-                elif digest is not None:
+                attrs.update(_codec.encode_page(Page(cursor=cursor, next_cursor=next_cursor)))
+                if next_cursor is None and digest is not None:
                     attrs[A.CATALOG_DIGEST] = digest
                     attrs.update(final_extra)
             self.emit("tools/list", attrs, start + 0.2 * index, start + 0.2 * index + 0.1)
@@ -217,23 +232,22 @@ class SessionSpans:
         **attrs: Any,
     ) -> None:
         """A ``tools/call`` span; ``ok`` pre-fills a clean result envelope."""
-        base: dict[str, Any] = {
-            A.MCP_METHOD_NAME: "tools/call",
-            A.GEN_AI_TOOL_NAME: tool,
-            A.CALL_IDLE_WINDOW_S: 30.0,
-        }
-        if ok:
-            base.update(
-                {
-                    A.TRANSPORT_OUTCOME: "ok",
-                    A.TRANSPORT_REQUEST_WRITTEN: True,
-                    A.CALL_IS_ERROR: False,
-                }
-            )
-            if self.network == "tcp":
-                base[A.HTTP_RESPONSE_STATUS_CODE] = 200
+        base = self.call_attributes(tool, ok=ok)
         base.update(attrs)
         self.emit(f"tools/call {tool}", base, start, end, events=events)
+
+    def call_attributes(self, tool: str, *, ok: bool = True) -> dict[str, Any]:
+        """A ``tools/call`` span's attributes (without the session's ``base``)."""
+        attrs: dict[str, Any] = {A.MCP_METHOD_NAME: "tools/call"}
+        attrs.update(_codec.encode_clocks(30.0, None))
+        exchange = self._exchange()
+        if ok:
+            call = CallEvidence(tool=tool, execution=ExecutionEvidence(is_error=False), **exchange)
+        else:  # nothing observed yet: only whether the session has a network
+            network = exchange["authorization"] is not NOT_APPLICABLE
+            call = CallEvidence(tool=tool, authorization=None if network else NOT_APPLICABLE)
+        attrs.update(_codec.encode_call(call))
+        return attrs
 
     def end_session(self, start: float) -> None:
         self.emit(A.SESSION_END_SPAN_NAME, {}, start, kind=SpanKind.INTERNAL)

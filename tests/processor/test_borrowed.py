@@ -14,26 +14,17 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import Link, SpanKind
 from processor_helpers import Pipeline, SessionSpans, at
 
-from otel_mcp_health import _held
+from otel_mcp_health import _codec, _held
 from otel_mcp_health import attributes as A
+from otel_mcp_health.core.evidence import OutcomeEvidence
 
-RECEIPT = {A.OUTCOME_METHOD: "destination_query", A.OUTCOME_RESULT: "passed"}
+RECEIPT = _codec.encode_outcome(OutcomeEvidence(method="destination_query", passed=True))
 
 
 def _borrowed_call(pipeline: Pipeline, spans: SessionSpans, **extra: Any) -> Any:
     """A converged session, then FastMCP's own span for a clean ``tools/call`` (ended)."""
     spans.converged()
-    attrs = {
-        **spans.base,
-        A.MCP_METHOD_NAME: "tools/call",
-        A.GEN_AI_TOOL_NAME: "create_ticket",
-        A.CALL_IDLE_WINDOW_S: 30.0,
-        A.TRANSPORT_OUTCOME: "ok",
-        A.TRANSPORT_REQUEST_WRITTEN: True,
-        A.CALL_IS_ERROR: False,
-        A.HTTP_RESPONSE_STATUS_CODE: 200,
-        **extra,
-    }
+    attrs = {**spans.base, **spans.call_attributes("create_ticket"), **extra}
     tracer = pipeline.provider.get_tracer("fastmcp")
     return tracer.start_span(
         "tools/call create_ticket", kind=SpanKind.CLIENT, attributes=attrs, start_time=at(-1)

@@ -25,8 +25,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from processor_helpers import DIGEST, OTHER_DIGEST, SessionSpans
 from test_parity import SCENARIOS, Scenario, emit
 
+from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
 from otel_mcp_health._spans import INSTRUMENTATION_SCOPE
+from otel_mcp_health.core.catalog import MISSING_REQUIRED_ARGUMENT, UNKNOWN_TOOL_CALLED
+from otel_mcp_health.core.evidence import AuthorizationEvidence, ExecutionEvidence, Page
+from otel_mcp_health.core.vocabulary import OutcomeResult
 from otel_mcp_health.processor import McpHealthSpanProcessor
 
 
@@ -133,37 +137,43 @@ _EVENT = st.tuples(
 
 def _page_attributes(event: dict[str, Any]) -> dict[str, Any]:
     attrs: dict[str, Any] = {A.MCP_METHOD_NAME: "tools/list", A.EVIDENCE_ORIGIN: "application"}
-    if event["fail"]:
-        attrs[A.RPC_RESPONSE_STATUS_CODE] = "-32602"
-        attrs[A.ERROR_TYPE] = "-32602"
+    failure = -32602 if event["fail"] else None
+    page = Page(
+        cursor=event["cursor"], next_cursor=event["next"], failed=event["fail"], error_code=failure
+    )
+    attrs.update(_codec.encode_page(page))
     if event["cursor"] is None:
         attrs[A.CATALOG_PAGE_INDEX] = 0
-    else:
-        attrs[A.CATALOG_PAGE_CURSOR_HASH] = event["cursor"]
-    if event["next"] is not None:
-        attrs[A.CATALOG_PAGE_NEXT_CURSOR_HASH] = event["next"]
-    elif event["digest"] is not None:
+    if event["next"] is None and event["digest"] is not None:
         attrs[A.CATALOG_DIGEST] = event["digest"]
     return attrs
 
 
+_FINDINGS = {
+    "ok": None,
+    "unknown_tool": UNKNOWN_TOOL_CALLED,
+    "missing_required_argument": MISSING_REQUIRED_ARGUMENT,
+}
+
+
 def _call_attributes(event: dict[str, Any]) -> dict[str, Any]:
-    attrs: dict[str, Any] = {A.TRANSPORT_REQUEST_WRITTEN: True}
-    optional = {
-        A.TRANSPORT_OUTCOME: event["outcome"],
-        A.HTTP_RESPONSE_STATUS_CODE: event["status"],
-        A.CALL_IS_ERROR: event["is_error"],
-        A.TOOL_READ_ONLY: event["read_only"],
-        A.CALL_CONTRACT: event["contract"],
-        A.OUTCOME_RESULT: event["receipt"],
-    }
-    attrs.update({k: v for k, v in optional.items() if v is not None})
-    if event["contract"] == "missing_required_argument":
-        attrs[A.CALL_MISSING_ARGUMENTS] = ["title"]
-    if event["timed_out"]:
-        attrs[A.CALL_TIMED_OUT] = True
+    """Observations as the instrumentation writes them, each through the codec's encoder."""
+    attrs = _codec.encode_delivery(event["outcome"], True)
+    if event["status"] is not None:
+        attrs.update(
+            _codec.encode_authorization(AuthorizationEvidence(http_status=event["status"]))
+        )
+    execution = ExecutionEvidence(is_error=event["is_error"], timed_out=event["timed_out"])
+    attrs.update(_codec.encode_execution(execution))
+    if event["read_only"] is not None:
+        attrs.update(_codec.encode_read_only(event["read_only"]))
+    if event["contract"] is not None:
+        finding = _FINDINGS[event["contract"]]
+        missing = ["title"] if finding == MISSING_REQUIRED_ARGUMENT else []
+        attrs.update(_codec.encode_contract(finding, missing))
     if event["receipt"] is not None:
-        attrs[A.OUTCOME_METHOD] = "destination_query"
+        result = OutcomeResult(event["receipt"])
+        attrs.update(_codec.encode_receipt("destination_query", result, None))
     return attrs
 
 

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from processor_helpers import DIGEST, OTHER_DIGEST, Pipeline, SessionSpans, verdict_of
 
+from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
-from otel_mcp_health.core.evidence import Record
+from otel_mcp_health.core.evidence import Record, SessionEvidence
 from otel_mcp_health.core.records import parse_record
 from otel_mcp_health.core.report import judge
 
@@ -267,56 +268,14 @@ def as_record(s: Scenario) -> Record:
 # ----------------------------------------------------------------------------------------------
 # Rendering (b): the spans the instrumentation records
 # ----------------------------------------------------------------------------------------------
-_CONTRACT_ATTR = {
-    "unknown_tool_called": A.CONTRACT_UNKNOWN_TOOL,
-    "missing_required_argument": A.CONTRACT_MISSING_REQUIRED_ARGUMENT,
-}
-
-
-def _exchange_attributes(record: dict[str, Any]) -> dict[str, Any]:
-    """transport / authorization / protocol / execution / effect / outcome → span attributes."""
-    attrs: dict[str, Any] = {}
-    transport = record.get("transport")
-    if transport:
-        attrs[A.TRANSPORT_OUTCOME] = transport["outcome"]
-        attrs[A.TRANSPORT_REQUEST_WRITTEN] = transport["requestWritten"]
-        if transport.get("httpStatus") is not None:
-            attrs[A.HTTP_RESPONSE_STATUS_CODE] = transport["httpStatus"]
-    authorization = record.get("authorization")
-    if authorization:
-        if authorization.get("httpStatus") is not None:
-            attrs[A.HTTP_RESPONSE_STATUS_CODE] = authorization["httpStatus"]
-        if authorization.get("error"):
-            attrs[A.AUTH_ERROR] = authorization["error"]
-        if authorization.get("scope"):
-            attrs[A.AUTH_REQUIRED_SCOPES] = authorization["scope"].split()
-    code = (record.get("protocol") or {}).get("errorCode", record.get("errorCode"))
-    if code is not None:
-        attrs[A.RPC_RESPONSE_STATUS_CODE] = str(code)
-        attrs[A.ERROR_TYPE] = str(code)
-    execution = record.get("execution")
-    if execution:
-        if execution["isError"] is not None:
-            attrs[A.CALL_IS_ERROR] = execution["isError"]
-        if execution["timedOut"]:
-            attrs[A.CALL_TIMED_OUT] = True
-        if execution["outputSchemaValid"] is not None:
-            attrs[A.CALL_OUTPUT_SCHEMA_VALID] = execution["outputSchemaValid"]
-    if record.get("readOnly") is not None:
-        attrs[A.TOOL_READ_ONLY] = record["readOnly"]
-    if record.get("effect"):
-        attrs[A.EFFECT_OBSERVED] = record["effect"]["observed"]
-        attrs[A.EFFECT_METHOD] = record["effect"]["method"]
-    if record.get("outcome"):
-        attrs[A.OUTCOME_METHOD] = record["outcome"]["method"]
-        attrs[A.OUTCOME_RESULT] = "passed" if record["outcome"]["passed"] else "failed"
-    return attrs
-
-
 def emit(s: Scenario, pipeline: Pipeline) -> None:
+    """The same record, written by the instrumentation's own encoder (``_codec``)."""
+    evidence = as_record(s).evidence
+    assert isinstance(evidence, SessionEvidence)
     spans = SessionSpans(pipeline.tracer, key=s.id, network=s.network)
     if s.handshake_failure is not None:
-        attrs = _exchange_attributes(s.handshake_failure)
+        assert evidence.handshake is not None
+        attrs = _codec.encode_handshake(evidence.handshake)
         spans.emit(
             "initialize",
             {A.MCP_METHOD_NAME: "initialize", A.SESSION_ERA: "initialize", **attrs},
@@ -330,11 +289,12 @@ def emit(s: Scenario, pipeline: Pipeline) -> None:
         spans.signal(signal)
     if s.client_digest is not None:
         spans.install(-0.5, s.client_digest)
-    assert s.call is not None
-    attrs = _exchange_attributes(s.call)
-    if s.contract is not None:
-        attrs[A.CALL_CONTRACT] = _CONTRACT_ATTR[s.contract]
-    spans.call(s.call["tool"], ok=False, **attrs)
+    assert evidence.call is not None
+    assert evidence.catalog is not None
+    attrs = _codec.encode_call(evidence.call)
+    for check in evidence.catalog.tool_calls:
+        attrs.update(_codec.encode_tool_call_check(check))
+    spans.call(s.call["tool"] if s.call else "", ok=False, **attrs)
 
 
 # ----------------------------------------------------------------------------------------------

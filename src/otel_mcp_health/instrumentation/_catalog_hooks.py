@@ -14,6 +14,8 @@ from typing import Any
 from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health._codec import encode_digest, encode_page
+from otel_mcp_health._codec.session import DigestOf
 from otel_mcp_health.core.catalog import required_properties
 from otel_mcp_health.core.digest import (
     REASON_TOOL_NOT_AN_OBJECT,
@@ -21,6 +23,7 @@ from otel_mcp_health.core.digest import (
     DigestError,
     digest_tools,
 )
+from otel_mcp_health.core.evidence import Page
 from otel_mcp_health.core.traversal import CursorChain
 from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION, ClientSource
 from otel_mcp_health.instrumentation import _state
@@ -44,13 +47,10 @@ def page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[str
     tools = [t for t in raw_tools if isinstance(t, Mapping)] if isinstance(raw_tools, list) else []
     attrs: dict[str, Any] = {A.CATALOG_PAGE_TOOL_COUNT: len(tools)}
     cursor_h = cursor_hash(cursor) if cursor is not None else None
-    if cursor_h is not None:
-        attrs[A.CATALOG_PAGE_CURSOR_HASH] = cursor_h
     next_hash = cursor_hash(next_cursor) if next_cursor is not None else None
-    if next_hash is not None:
-        attrs[A.CATALOG_PAGE_NEXT_CURSOR_HASH] = next_hash
+    attrs.update(encode_page(Page(cursor=cursor_h, next_cursor=next_hash)))
     if telemetry.digests:
-        _set_digest(attrs, A.CATALOG_PAGE_DIGEST, tools)
+        _set_digest(attrs, tools, of="page")
     if record.origin == A.ORIGIN_INTERNAL:
         if cursor is None:
             attrs[A.CATALOG_PAGE_INDEX] = 0
@@ -88,7 +88,7 @@ def _advance(
         attrs[A.CATALOG_TOOL_COUNT] = len(traversal.tools)
         if telemetry.digests:
             attrs[A.CATALOG_DIGEST_PROJECTION] = DIGEST_PROJECTION
-            _set_digest(attrs, A.CATALOG_DIGEST, traversal.tools)
+            _set_digest(attrs, traversal.tools)
         state.known_tools = {
             tool["name"]: _known_tool(tool)
             for tool in traversal.tools
@@ -96,13 +96,17 @@ def _advance(
         }
 
 
-def _set_digest(attrs: dict[str, Any], key: str, tools: Sequence[Mapping[str, Any]]) -> None:
+def _set_digest(
+    attrs: dict[str, Any], tools: Sequence[Mapping[str, Any]], *, of: DigestOf = "catalog"
+) -> None:
+    digest, error = None, None
     try:
-        attrs[key] = digest_tools(tools)
+        digest = digest_tools(tools)
     except DigestError as exc:
-        attrs[A.CATALOG_DIGEST_ERROR] = exc.reason
+        error = exc.reason
     except (RecursionError, MemoryError, TypeError, ValueError):
-        attrs[A.CATALOG_DIGEST_ERROR] = REASON_UNREPRESENTABLE  # never a digest of a guess
+        error = REASON_UNREPRESENTABLE  # never a digest of a guess
+    attrs.update(encode_digest(digest, error, of=of))
 
 
 def _known_tool(tool: Mapping[str, Any]) -> KnownTool:
@@ -132,9 +136,9 @@ def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
         A.CATALOG_DIGEST_PROJECTION: DIGEST_PROJECTION,
     }
     if error is not None:
-        attrs[A.CATALOG_DIGEST_ERROR] = error
+        attrs.update(encode_digest(None, error, of="client"))
     else:
-        _set_digest(attrs, A.CATALOG_CLIENT_DIGEST, projected)
+        _set_digest(attrs, projected, of="client")
     telemetry.tracer.start_span(A.INSTALL_SPAN_NAME, kind=SpanKind.INTERNAL, attributes=attrs).end()
 
 

@@ -34,8 +34,15 @@ from typing import Any, Final
 from opentelemetry.trace import Link, Span, SpanContext, SpanKind
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health._codec import encode_effect, encode_outcome, encode_receipt
 from otel_mcp_health.core.bounds import cap
-from otel_mcp_health.core.evidence import CallEvidence, ExecutionEvidence, TransportEvidence
+from otel_mcp_health.core.evidence import (
+    CallEvidence,
+    EffectEvidence,
+    ExecutionEvidence,
+    OutcomeEvidence,
+    TransportEvidence,
+)
 from otel_mcp_health.core.layers import is_silent
 from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED, TransportOutcome
 from otel_mcp_health.instrumentation import _state
@@ -44,6 +51,8 @@ from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, 
 from otel_mcp_health.verifiers import CallContext, Receipt, Verifier, VerifierRunner, verifier_for
 
 _logger = logging.getLogger(__name__)
+#: A call whose effect needs no proof (its verifier policy says so): no receipt will come.
+_NOT_REQUIRED: Final = encode_outcome(OutcomeEvidence(method=OUTCOME_NOT_REQUIRED, passed=None))
 
 #: Per-process key of the argument digests: equal arguments match inside one process only.
 _ARGUMENT_KEY: Final = secrets.token_bytes(32)
@@ -183,13 +192,8 @@ def _context(name: str, arguments: Any, result: Any) -> CallContext:
 
 def receipt_attributes(receipt: Receipt, duration_s: float) -> dict[str, Any]:
     """The exported part of a receipt: method, result, confidence, duration; no values."""
-    attrs: dict[str, Any] = {
-        A.OUTCOME_METHOD: receipt.method,
-        A.OUTCOME_RESULT: receipt.result.value,
-        A.OUTCOME_DURATION_S: duration_s,
-    }
-    if receipt.confidence is not None:
-        attrs[A.OUTCOME_CONFIDENCE] = float(receipt.confidence)
+    attrs = encode_receipt(receipt.method, receipt.result, receipt.confidence)
+    attrs[A.OUTCOME_DURATION_S] = duration_s
     if receipt.reason is not None:
         attrs[A.OUTCOME_REASON] = receipt.reason
     return attrs
@@ -210,7 +214,7 @@ def after_success(
     if policy is None:
         return
     if policy == OUTCOME_NOT_REQUIRED:
-        record.span.set_attribute(A.OUTCOME_METHOD, OUTCOME_NOT_REQUIRED)
+        record.span.set_attributes(_NOT_REQUIRED)
         return
     if not isinstance(policy, Verifier):
         return
@@ -259,8 +263,7 @@ def reconcile(
     attrs: dict[str, Any] = {
         A.SESSION_KEY: state.key,
         A.GEN_AI_TOOL_NAME: cap(tool_name),
-        A.EFFECT_OBSERVED: committed,
-        A.EFFECT_METHOD: method,
+        **encode_effect(EffectEvidence(observed=committed, method=method)),
     }
     span = telemetry.tracer.start_span(
         A.RECONCILE_SPAN_NAME,
@@ -270,7 +273,7 @@ def reconcile(
     )
     policy = verifier_for(tool_name)
     if committed and policy == OUTCOME_NOT_REQUIRED:
-        span.set_attribute(A.OUTCOME_METHOD, OUTCOME_NOT_REQUIRED)
+        span.set_attributes(_NOT_REQUIRED)
     if committed and isinstance(policy, Verifier) and arguments is not None:
         _verify_then_end(span, policy, _context(tool_name, arguments, None))
     else:

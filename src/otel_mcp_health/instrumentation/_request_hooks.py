@@ -16,8 +16,24 @@ from typing import Any
 from opentelemetry.trace import SpanKind, Status, StatusCode, get_current_span
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health._codec import (
+    encode_clocks,
+    encode_contract,
+    encode_delivery,
+    encode_execution,
+    encode_missing,
+    encode_page,
+    encode_progress_notification,
+    encode_read_only,
+    encode_versions,
+)
 from otel_mcp_health.core.bounds import cap, cap_names
-from otel_mcp_health.core.catalog import missing_required
+from otel_mcp_health.core.catalog import (
+    MISSING_REQUIRED_ARGUMENT,
+    UNKNOWN_TOOL_CALLED,
+    missing_required,
+)
+from otel_mcp_health.core.evidence import ExecutionEvidence, Page
 from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._sdk import (
     CONNECTION_CLOSED,
@@ -106,10 +122,9 @@ def _method_attributes(
     if method == "tools/call" and target is not None:
         attrs[A.GEN_AI_TOOL_NAME] = target
         attrs[A.GEN_AI_OPERATION_NAME] = A.GEN_AI_OPERATION_EXECUTE_TOOL
-        attrs[A.CALL_IDLE_WINDOW_S] = telemetry.idle_window_s
         deadline = opts.get("timeout") if isinstance(opts, Mapping) else None
-        if isinstance(deadline, int | float):
-            attrs[A.CALL_DEADLINE_S] = float(deadline)
+        deadline = deadline if isinstance(deadline, int | float) else None
+        attrs.update(encode_clocks(telemetry.idle_window_s, deadline))
         if slot is not None and slot.method == method:
             attrs.update(slot.attributes)
     elif method == "prompts/get" and target is not None:
@@ -120,15 +135,14 @@ def _method_attributes(
         # Known before the answer, so that a page that fails keeps its place in the chain.
         cursor = params.get("cursor")
         if isinstance(cursor, str):
-            attrs[A.CATALOG_PAGE_CURSOR_HASH] = cursor_hash(cursor)
+            attrs.update(encode_page(Page(cursor=cursor_hash(cursor))))
         else:
             attrs[A.CATALOG_PAGE_INDEX] = 0
         return origin
     elif method in HANDSHAKE_METHODS:
         attrs[A.SESSION_ERA] = HANDSHAKE_METHODS[method].value
         requested = requested_version(method, params)
-        if requested is not None:
-            attrs[A.SESSION_REQUESTED_VERSION] = requested
+        attrs.update(encode_versions(requested, None))
     return None
 
 
@@ -156,16 +170,13 @@ def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> N
         return
     tool = known.get(name)
     if tool is None:
-        slot.attributes[A.CALL_CONTRACT] = A.CONTRACT_UNKNOWN_TOOL
+        slot.attributes.update(encode_contract(UNKNOWN_TOOL_CALLED))
         return
     if tool.read_only is not None:
-        slot.attributes[A.TOOL_READ_ONLY] = tool.read_only
+        slot.attributes.update(encode_read_only(tool.read_only))
     missing = missing_required(tool.required, arguments if isinstance(arguments, Mapping) else ())
-    if missing:
-        slot.attributes[A.CALL_CONTRACT] = A.CONTRACT_MISSING_REQUIRED_ARGUMENT
-        slot.attributes[A.CALL_MISSING_ARGUMENTS] = cap_names(missing)
-    else:
-        slot.attributes[A.CALL_CONTRACT] = A.CONTRACT_OK
+    finding = MISSING_REQUIRED_ARGUMENT if missing else None
+    slot.attributes.update(encode_contract(finding, cap_names(missing)))
 
 
 def progress_tap(record: RequestRecord, callback: ProgressCallback) -> ProgressCallback:
@@ -185,10 +196,9 @@ def on_progress(record: RequestRecord, progress: float, total: float | None) -> 
     """A ``notifications/progress`` for this request arrived (values only, never the message)."""
     if record.ended or not record.recording:
         return
-    attrs: dict[str, Any] = {A.PROGRESS_VALUE: float(progress), A.PROGRESS_TOKEN_MATCH: True}
-    if total is not None:
-        attrs[A.PROGRESS_TOTAL] = float(total)
-    record.span.add_event(A.PROGRESS_EVENT, attrs)
+    record.span.add_event(
+        A.PROGRESS_EVENT, encode_progress_notification(progress, total, matched=True)
+    )
 
 
 def on_inbound_progress(dispatcher: Any, message: Any, sender_ctx: Any) -> None:
@@ -208,13 +218,13 @@ def on_inbound_progress(dispatcher: Any, message: Any, sender_ctx: Any) -> None:
     token, progress = params.get("progressToken"), params.get("progress")
     if record.request_id is None or str(token) == record.request_id:
         return
-    attrs: dict[str, Any] = {A.PROGRESS_TOKEN_MATCH: False}
-    if isinstance(progress, int | float) and not isinstance(progress, bool):
-        attrs[A.PROGRESS_VALUE] = float(progress)
     total = params.get("total")
-    if isinstance(total, int | float) and not isinstance(total, bool):
-        attrs[A.PROGRESS_TOTAL] = float(total)
+    attrs = encode_progress_notification(_number(progress), _number(total), matched=False)
     record.span.add_event(A.PROGRESS_EVENT, attrs)
+
+
+def _number(value: Any) -> float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def on_sdk_span(record: RequestRecord, attributes: Mapping[str, Any] | None) -> None:
@@ -268,7 +278,8 @@ def on_sdk_span_exit(record: RequestRecord, exc: BaseException | None) -> None:
 def on_validated(record: RequestRecord, slot: Slot) -> None:
     """``call_tool``'s output-schema check ran; put its verdict on the ``tools/call`` span."""
     if slot.output_schema_valid is not None and record.recording:
-        record.span.set_attribute(A.CALL_OUTPUT_SCHEMA_VALID, slot.output_schema_valid)
+        evidence = ExecutionEvidence(output_schema_valid=slot.output_schema_valid)
+        record.span.set_attributes(encode_execution(evidence))
 
 
 def output_schema_checked(slot: Slot, session: Any, name: Any, exc: BaseException | None) -> None:
@@ -296,14 +307,8 @@ def finish(telemetry: Telemetry, record: RequestRecord) -> None:
     record.ended = True
     record.state.open_calls.discard(record)
     span = record.span
-    attrs: dict[str, Any] = {}
-    if record.transport_outcome is not None:
-        attrs[A.TRANSPORT_OUTCOME] = record.transport_outcome
-    if record.written is not None:
-        attrs[A.TRANSPORT_REQUEST_WRITTEN] = record.written
-    missing = _missing_evidence(telemetry, record.state)
-    if missing:
-        attrs[A.EVIDENCE_MISSING] = missing
+    attrs = encode_delivery(record.transport_outcome, record.written)
+    attrs.update(encode_missing(_missing_evidence(telemetry, record.state)))
     if record.error_type is not None:
         attrs[A.ERROR_TYPE] = record.error_type
     if record.recording:

@@ -12,7 +12,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health._codec import (
+    encode_execution,
+    encode_protocol,
+    encode_rpc_code,
+    encode_tools_capability,
+    encode_versions,
+)
 from otel_mcp_health.core.bounds import cap
+from otel_mcp_health.core.evidence import ExecutionEvidence, ProtocolEvidence
 from otel_mcp_health.core.failures import is_cancellation
 from otel_mcp_health.core.vocabulary import TransportOutcome
 from otel_mcp_health.instrumentation import _catalog_hooks
@@ -28,6 +36,7 @@ from otel_mcp_health.instrumentation._sdk import (
 from otel_mcp_health.instrumentation._state import RequestRecord, Telemetry
 
 _SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
+_TIMED_OUT = encode_execution(ExecutionEvidence(timed_out=True))
 
 
 def on_result(telemetry: Telemetry, record: RequestRecord, result: Any) -> None:
@@ -48,7 +57,7 @@ def on_result(telemetry: Telemetry, record: RequestRecord, result: Any) -> None:
         _catalog_hooks.page_result(telemetry, record, result)
     elif record.method == "tools/call" and ("content" in result or "isError" in result):
         is_error = result.get("isError") is True
-        record.span.set_attribute(A.CALL_IS_ERROR, is_error)
+        record.span.set_attributes(encode_execution(ExecutionEvidence(is_error=is_error)))
         if is_error:
             record.error_type = A.ERROR_TYPE_TOOL_ERROR
 
@@ -68,13 +77,10 @@ def _handshake_result(record: RequestRecord, result: Mapping[str, Any]) -> None:
     if isinstance(negotiated, str):
         negotiated = cap(negotiated)
         state.protocol_version = negotiated
-        attrs[A.MCP_PROTOCOL_VERSION] = negotiated
+        attrs.update(encode_versions(None, negotiated))
     capabilities = result.get("capabilities")
     tools = capabilities.get("tools") if isinstance(capabilities, Mapping) else None
-    attrs[A.SESSION_CAPABILITY_TOOLS] = isinstance(tools, Mapping)
-    attrs[A.SESSION_CAPABILITY_TOOLS_LIST_CHANGED] = (
-        isinstance(tools, Mapping) and tools.get("listChanged") is True
-    )
+    attrs.update(encode_tools_capability(tools))
     if isinstance(info, Mapping):
         if isinstance(info.get("name"), str):
             state.server_name = attrs[A.SERVER_NAME] = cap(info["name"])
@@ -99,7 +105,7 @@ def on_error(record: RequestRecord, exc: BaseException) -> None:
     elif is_cancellation(exc):
         _host_cancelled(record, attrs)
     elif is_validation_error(exc):
-        attrs[A.PROTOCOL_RESULT_VALID] = False
+        attrs.update(encode_protocol(ProtocolEvidence(result_valid=False)))
         record.error_type = record.exception_type
     elif record.transport_outcome not in (None, TransportOutcome.OK.value):
         record.error_type = record.transport_outcome
@@ -113,7 +119,7 @@ def _sdk_error(record: RequestRecord, code: int, attrs: dict[str, Any]) -> None:
     """An ``MCPError``: a timeout, a closed connection, an HTTP status or a JSON-RPC error."""
     if code == REQUEST_TIMEOUT:
         record.timed_out = True
-        attrs[A.CALL_TIMED_OUT] = True
+        attrs.update(_TIMED_OUT)
         record.written = True if record.written is None else record.written
         if record.transport_outcome is None:  # delivered; only the answer did not come in time
             record.transport_outcome = TransportOutcome.OK.value
@@ -137,7 +143,8 @@ def _sdk_error(record: RequestRecord, code: int, attrs: dict[str, Any]) -> None:
             record.transport_outcome = TransportOutcome.OK.value
         if record.written is None:
             record.written = True
-        record.error_type = attrs[A.RPC_RESPONSE_STATUS_CODE] = cap(str(code))
+        attrs.update(encode_protocol(ProtocolEvidence(error_code=code)))
+        record.error_type = encode_rpc_code(code)
 
 
 def _host_cancelled(record: RequestRecord, attrs: dict[str, Any]) -> None:
@@ -152,6 +159,6 @@ def _host_cancelled(record: RequestRecord, attrs: dict[str, Any]) -> None:
         record.written = False
         return
     record.timed_out = True
-    attrs[A.CALL_TIMED_OUT] = True
+    attrs.update(_TIMED_OUT)
     if record.written is True and record.transport_outcome is None:
         record.transport_outcome = TransportOutcome.OK.value

@@ -12,13 +12,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health._codec import encode_authorization
 from otel_mcp_health.core.bounds import cap
+from otel_mcp_health.core.evidence import AuthorizationEvidence
 from otel_mcp_health.core.failures import classify_transport_failure, leaf, parse_www_authenticate
 from otel_mcp_health.core.vocabulary import AuthError, TransportOutcome
 from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._state import RequestRecord
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_OAUTH_ERROR = encode_authorization(AuthorizationEvidence(error=AuthError.OAUTH_ERROR))
 
 
 def on_http_request(record: RequestRecord, transport: Any) -> None:
@@ -70,13 +73,14 @@ def on_http_response(record: RequestRecord, response: Any) -> None:
     record.transport_outcome = (
         TransportOutcome.HTTP_ERROR.value if status >= 500 else TransportOutcome.OK.value
     )
-    attrs: dict[str, Any] = {A.HTTP_RESPONSE_STATUS_CODE: status}
+    error: str | None = None
+    scopes: tuple[str, ...] = ()
     if status in (401, 403):
         error, scopes = parse_www_authenticate(headers.get("www-authenticate"))
-        if error is not None:
-            attrs[A.AUTH_ERROR] = error
-        if scopes:
-            attrs[A.AUTH_REQUIRED_SCOPES] = list(scopes)
+    challenge = AuthorizationEvidence(
+        http_status=status, error=AuthError(error) if error is not None else None, scope=scopes
+    )
+    attrs = encode_authorization(challenge)
     session_id = headers.get("mcp-session-id")
     if isinstance(session_id, str) and session_id:
         record.state.session_id = attrs[A.MCP_SESSION_ID] = cap(session_id)
@@ -104,7 +108,7 @@ def on_http_error(record: RequestRecord, exc: BaseException) -> None:
         outcome = outcome or TransportOutcome.OK.value
         written = True if written is None else written
         if record.recording:
-            record.span.set_attribute(A.AUTH_ERROR, AuthError.OAUTH_ERROR.value)
+            record.span.set_attributes(_OAUTH_ERROR)
         record.error_type = AuthError.OAUTH_ERROR.value
     if outcome is not None:
         record.transport_outcome = outcome

@@ -1,0 +1,204 @@
+"""Evidence of a session: the handshake, one ``tools/list`` page, a call's progress clocks and
+``mcp_health.progress`` events (docs/attributes.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health._codec._read import Attributes, read_bool, read_float, read_int, read_str
+from otel_mcp_health._codec.call import (
+    decode_authorization,
+    decode_transport,
+    encode_exchange,
+    encode_rpc_code,
+)
+from otel_mcp_health.core.evidence import HandshakeEvidence, Page, ProgressEvent, ProgressEvidence
+
+if TYPE_CHECKING:  # the instrumentation writes through this module without the SDK
+    from opentelemetry.sdk.trace import Event
+
+#: Progress token written for notifications that matched the request's own token; any other value
+#: stands for "a token of another request" (the instrumentation records only the match,
+#: docs/model.md#privacy).
+REQUEST_TOKEN = "request"
+OTHER_TOKEN = "other"
+#: ``error.type`` of a failed page whose JSON-RPC code is unknown.
+_PAGE_FAILED = "page_failed"
+#: What a digest is of, and its attribute.
+DigestOf = Literal["catalog", "client", "page"]
+_DIGEST_KEYS: dict[DigestOf, str] = {
+    "catalog": A.CATALOG_DIGEST,
+    "client": A.CATALOG_CLIENT_DIGEST,
+    "page": A.CATALOG_PAGE_DIGEST,
+}
+#: One span event: name, attributes, timestamp (ns).
+SpanEvent = tuple[str, dict[str, Any], int]
+
+
+def encode_handshake(handshake: HandshakeEvidence) -> dict[str, Any]:
+    """A handshake (without ``supported_versions``: the processor's option, not the span's)."""
+    attrs = encode_exchange(handshake.transport, handshake.authorization)
+    attrs.update(encode_versions(handshake.requested_version, handshake.negotiated_version))
+    if handshake.error_code is not None:
+        attrs[A.RPC_RESPONSE_STATUS_CODE] = encode_rpc_code(handshake.error_code)
+    if handshake.capabilities is not None:
+        attrs.update(encode_tools_capability(handshake.capabilities.get("tools")))
+    return attrs
+
+
+def encode_versions(requested: str | None, negotiated: str | None) -> dict[str, Any]:
+    """The protocol version the client asked for and the one the server answered with."""
+    attrs: dict[str, Any] = {}
+    if requested is not None:
+        attrs[A.SESSION_REQUESTED_VERSION] = requested
+    if negotiated is not None:
+        attrs[A.MCP_PROTOCOL_VERSION] = negotiated
+    return attrs
+
+
+def encode_tools_capability(tools: Any) -> dict[str, Any]:
+    """The server's ``capabilities.tools`` (absent or an object with ``listChanged``)."""
+    offered = isinstance(tools, Mapping)
+    return {
+        A.SESSION_CAPABILITY_TOOLS: offered,
+        A.SESSION_CAPABILITY_TOOLS_LIST_CHANGED: offered and tools.get("listChanged") is True,
+    }
+
+
+def decode_handshake(
+    attrs: Attributes, supported_versions: tuple[str, ...] | None
+) -> HandshakeEvidence:
+    """An ``initialize`` / ``server/discover`` span as the handshake of a session record."""
+    capabilities: dict[str, Any] | None = None
+    tools = read_bool(attrs, A.SESSION_CAPABILITY_TOOLS)
+    if tools is not None:
+        capabilities = {}
+        if tools:
+            list_changed = read_bool(attrs, A.SESSION_CAPABILITY_TOOLS_LIST_CHANGED) is True
+            capabilities["tools"] = {"listChanged": list_changed}
+    return HandshakeEvidence(
+        requested_version=read_str(attrs, A.SESSION_REQUESTED_VERSION),
+        negotiated_version=read_str(attrs, A.MCP_PROTOCOL_VERSION),
+        error_code=read_int(attrs, A.RPC_RESPONSE_STATUS_CODE),
+        capabilities=capabilities,
+        supported_versions=supported_versions,
+        transport=decode_transport(attrs),
+        authorization=decode_authorization(attrs),
+    )
+
+
+def encode_page(page: Page) -> dict[str, Any]:
+    """One ``tools/list`` page: cursor hashes (opaque keys) and failure (not its tools)."""
+    attrs: dict[str, Any] = {}
+    if page.cursor is not None:
+        attrs[A.CATALOG_PAGE_CURSOR_HASH] = page.cursor
+    if page.next_cursor is not None:
+        attrs[A.CATALOG_PAGE_NEXT_CURSOR_HASH] = page.next_cursor
+    if page.error_code is not None:
+        attrs[A.RPC_RESPONSE_STATUS_CODE] = attrs[A.ERROR_TYPE] = encode_rpc_code(page.error_code)
+    elif page.failed:
+        attrs[A.ERROR_TYPE] = _PAGE_FAILED
+    return attrs
+
+
+def decode_page(attrs: Attributes) -> Page:
+    """One ``tools/list`` page: cursor hashes (opaque keys) and failure."""
+    code = read_int(attrs, A.RPC_RESPONSE_STATUS_CODE)
+    failed = code is not None or A.ERROR_TYPE in attrs
+    return Page(
+        cursor=read_str(attrs, A.CATALOG_PAGE_CURSOR_HASH),
+        next_cursor=read_str(attrs, A.CATALOG_PAGE_NEXT_CURSOR_HASH),
+        failed=failed,
+        error_code=code,
+    )
+
+
+def encode_digest(
+    digest: str | None, error: str | None, *, of: DigestOf = "catalog"
+) -> dict[str, Any]:
+    """A digest (of the discovered catalog, the client's installed tools or one page), or why
+    there is none."""
+    attrs: dict[str, Any] = {}
+    if digest is not None:
+        attrs[_DIGEST_KEYS[of]] = digest
+    if error is not None:
+        attrs[A.CATALOG_DIGEST_ERROR] = error
+    return attrs
+
+
+def decode_digest(attrs: Attributes, *, of: DigestOf = "catalog") -> tuple[str | None, str | None]:
+    """``(digest, error)`` of a final page (or of an install span, or of one page)."""
+    return read_str(attrs, _DIGEST_KEYS[of]), read_str(attrs, A.CATALOG_DIGEST_ERROR)
+
+
+def encode_progress_notification(
+    progress: float | None, total: float | None, *, matched: bool
+) -> dict[str, Any]:
+    """One ``notifications/progress`` (values only): whether its token was the request's."""
+    attrs: dict[str, Any] = {A.PROGRESS_TOKEN_MATCH: matched}
+    if progress is not None:
+        attrs[A.PROGRESS_VALUE] = float(progress)
+    if total is not None:
+        attrs[A.PROGRESS_TOTAL] = float(total)
+    return attrs
+
+
+def encode_progress_event(event: ProgressEvent) -> SpanEvent:
+    matched = event.token == REQUEST_TOKEN
+    attrs = encode_progress_notification(event.progress, event.total, matched=matched)
+    return A.PROGRESS_EVENT, attrs, event.at
+
+
+def encode_clocks(idle_window_s: float | None, deadline_s: float | None) -> dict[str, Any]:
+    """A call's configured clocks: the idle window and the host's own deadline."""
+    attrs: dict[str, Any] = {}
+    if idle_window_s is not None:
+        attrs[A.CALL_IDLE_WINDOW_S] = idle_window_s
+    if deadline_s is not None:
+        attrs[A.CALL_DEADLINE_S] = float(deadline_s)
+    return attrs
+
+
+def encode_progress(progress: ProgressEvidence) -> tuple[dict[str, Any], list[SpanEvent]]:
+    """A call's clocks (span attributes) and its progress events (span events)."""
+    attrs = encode_clocks(progress.idle_window_seconds, progress.deadline_seconds)
+    return attrs, [encode_progress_event(event) for event in progress.events]
+
+
+def decode_progress(
+    attrs: Attributes,
+    events: Iterable[Event],
+    *,
+    started_at: int | None,
+    now: int | None,
+    completed_at: int | None,
+) -> ProgressEvidence:
+    """The two clocks of a call and its ``mcp_health.progress`` events.
+
+    ``completed_at=None`` means the call is still in flight (the live gauge); a finished span
+    passes its end time so that progress after the response counts as late.
+    """
+    collected = tuple(
+        ProgressEvent(
+            at=event.timestamp,
+            token=REQUEST_TOKEN
+            if (event.attributes or {}).get(A.PROGRESS_TOKEN_MATCH) is not False
+            else OTHER_TOKEN,
+            progress=read_float(event.attributes or {}, A.PROGRESS_VALUE) or 0.0,
+            total=read_float(event.attributes or {}, A.PROGRESS_TOTAL),
+        )
+        for event in events
+        if event.name == A.PROGRESS_EVENT
+    )
+    return ProgressEvidence(
+        now=now,
+        started_at=started_at,
+        completed_at=completed_at,
+        in_flight=completed_at is None,
+        idle_window_seconds=read_float(attrs, A.CALL_IDLE_WINDOW_S),
+        deadline_seconds=read_float(attrs, A.CALL_DEADLINE_S),
+        request_token=REQUEST_TOKEN,
+        events=collected,
+    )
