@@ -160,7 +160,7 @@ class Engine:
         if not _spans.is_application_page(attrs):
             return {}
         page = _codec.decode_page(attrs)
-        index = attrs.get(A.CATALOG_PAGE_INDEX)
+        index = _codec.decode_page_index(attrs)
         digest, error = _codec.decode_digest(attrs)
         final = session.add_page(
             page,
@@ -185,7 +185,7 @@ class Engine:
         rule = _RULES[result.rule]
         if rule is _HANDSHAKE_FAILED:
             probe = (
-                attrs.get(A.SESSION_ERA) == Era.DISCOVER.value
+                _codec.decode_era(attrs) is Era.DISCOVER
                 and result.first_failed_layer is FirstFailedLayer.PROTOCOL
                 and result.verdict is not Verdict.INCOMPATIBLE_SESSION
             )
@@ -214,7 +214,7 @@ class Engine:
     def _judge_call(
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
     ) -> dict[str, Any]:
-        if attrs.get(A.CALL_CANCELLED) is True and attrs.get(A.TRANSPORT_REQUEST_WRITTEN) is False:
+        if _codec.decode_cancelled(attrs) and attrs.get(A.TRANSPORT_REQUEST_WRITTEN) is False:
             return {}  # cancelled before the request was written: no call (docs/model.md)
         decoded = self._memo.decoded(attrs) if self.incremental else decode(attrs)
         if decoded.finding is not None:

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from opentelemetry.sdk.trace import ReadableSpan
 
-from otel_mcp_health import attributes as A
+from otel_mcp_health import _codec
 
 #: Calls held at once; a span beyond this is judged at once, without its receipt.
 MAX_HELD: Final = 1024
@@ -37,7 +37,7 @@ class HeldCalls:
     ) -> tuple[bool, dict[str, Any] | None]:
         """A call span ended: ``(held, receipt)``. Held: it waits for its receipt. Not held: judge
         it now, with ``receipt`` when that already arrived (or ``None`` for no receipt)."""
-        if attrs.get(A.OUTCOME_PENDING) is not True or span.context is None:
+        if not _codec.decode_pending(attrs) or span.context is None:
             return False, None
         span_id = span.context.span_id
         with self._lock:

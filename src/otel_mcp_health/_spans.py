@@ -12,7 +12,8 @@ from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import _sdkspan
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec._read import Attributes, read_int, read_str
+from otel_mcp_health._codec import decode_connection, decode_origin
+from otel_mcp_health._codec._read import Attributes, read_str
 from otel_mcp_health.core.bounds import cap
 
 # ----------------------------------------------------------------------------------------------
@@ -53,14 +54,14 @@ def method(attrs: Attributes) -> str | None:
 
 def is_application_page(attrs: Attributes) -> bool:
     """A ``tools/list`` page the application asked for (internal SDK lists never count)."""
-    return read_str(attrs, A.EVIDENCE_ORIGIN) != A.ORIGIN_INTERNAL
+    return decode_origin(attrs) != A.ORIGIN_INTERNAL
 
 
 def server_identity(attrs: Attributes, fallback: str | None) -> str | None:
     """``address:port`` for a network server, else the server name learned at the handshake."""
-    address = read_str(attrs, A.SERVER_ADDRESS)
+    connection = decode_connection(attrs)
+    address, port = connection.server_address, connection.server_port
     if address is not None:
-        port = read_int(attrs, A.SERVER_PORT)
         return cap(f"{address}:{port}" if port is not None else address)
     name = read_str(attrs, A.SERVER_NAME)
     return cap(name) if name is not None else fallback

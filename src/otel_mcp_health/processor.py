@@ -340,7 +340,7 @@ class McpHealthSpanProcessor(SpanProcessor):
     @staticmethod
     def _live_state(span: Span, now: int) -> LiveState:
         attrs = span.attributes or {}
-        if attrs.get(A.CALL_WAITING_FOR_USER) is True:
+        if _codec.decode_waiting_for_user(attrs):
             return LiveState.WAITING_FOR_USER
         progress = _codec.decode_progress(
             attrs, span.events, started_at=span.start_time, now=now, completed_at=None

@@ -32,7 +32,7 @@ from otel_mcp_health.core.evidence import (
     ToolCallCheck,
     TransportEvidence,
 )
-from otel_mcp_health.core.vocabulary import AuthError, TransportOutcome
+from otel_mcp_health.core.vocabulary import AuthError, Era, TransportOutcome
 
 _TEXT = st.text(max_size=12)
 _NAMES = st.lists(_TEXT, max_size=3).map(tuple)
@@ -216,6 +216,50 @@ def test_progress_round_trips(progress: ProgressEvidence) -> None:
     assert decoded == progress
 
 
+_CONNECTIONS = st.builds(
+    _codec.Connection,
+    protocol_version=st.none() | _TEXT,
+    network_transport=st.none() | st.sampled_from(["tcp", "pipe"]),
+    server_address=st.none() | _TEXT,
+    server_port=st.none() | st.integers(0, 65535),
+)
+
+
+@given(_CONNECTIONS)
+def test_a_connection_round_trips(connection: _codec.Connection) -> None:
+    assert _codec.decode_connection(_codec.encode_connection(connection)) == connection
+
+
+@given(st.sampled_from([A.ORIGIN_APPLICATION, A.ORIGIN_INTERNAL]))
+def test_an_origin_round_trips(origin: str) -> None:
+    assert _codec.decode_origin(_codec.encode_origin(origin)) == origin
+
+
+@given(st.sampled_from(Era))
+def test_an_era_round_trips(era: Era) -> None:
+    assert _codec.decode_era(_codec.encode_era(era)) is era
+
+
+@given(st.integers(0, 2**31))
+def test_a_page_index_round_trips(index: int) -> None:
+    assert _codec.decode_page_index(_codec.encode_page_index(index)) == index
+
+
+@given(st.booleans())
+def test_waiting_for_user_round_trips(waiting: bool) -> None:
+    assert _codec.decode_waiting_for_user(_codec.encode_waiting_for_user(waiting)) is waiting
+
+
+def test_the_in_flight_flags_round_trip_and_default_to_unset() -> None:
+    assert _codec.decode_pending(_codec.encode_pending()) is True
+    assert _codec.decode_cancelled(_codec.encode_cancelled()) is True
+    assert _codec.decode_pending({}) is False
+    assert _codec.decode_cancelled({}) is False
+    assert _codec.decode_waiting_for_user({}) is False
+    assert _codec.decode_era({}) is None
+    assert _codec.decode_page_index({}) is None
+
+
 # ----------------------------------------------------------------------------------------------
 # Whatever decoding produces from any attributes survives a round trip
 # ----------------------------------------------------------------------------------------------
@@ -224,6 +268,7 @@ _VALUES = st.one_of(
     st.integers(-2, 600),
     _FLOATS,
     st.sampled_from(["ok", "pipe", "tcp", "passed", "failed", "invalid_token", "-32602", "a b"]),
+    st.sampled_from([era.value for era in Era]),
     st.sampled_from([A.CONTRACT_UNKNOWN_TOOL, A.CONTRACT_MISSING_REQUIRED_ARGUMENT, A.CONTRACT_OK]),
     st.lists(st.sampled_from(["x", "y"]), max_size=2).map(tuple),
 )
@@ -232,6 +277,14 @@ _HANDSHAKE_KEYS = (
     A.MCP_PROTOCOL_VERSION,
     A.SESSION_CAPABILITY_TOOLS,
     A.SESSION_CAPABILITY_TOOLS_LIST_CHANGED,
+    A.SESSION_ERA,
+    A.CATALOG_PAGE_INDEX,
+    A.OUTCOME_PENDING,
+    A.CALL_WAITING_FOR_USER,
+    A.CALL_CANCELLED,
+    A.SERVER_ADDRESS,
+    A.SERVER_PORT,
+    A.EVIDENCE_ORIGIN,
 )
 #: Any values, of any type, except that a JSON-RPC code is always written as a readable integer
 #: (an unreadable one decodes as "protocol not observed", which no record can say next to a result).
@@ -259,3 +312,28 @@ def test_every_decoded_handshake_and_page_round_trips(attrs: dict[str, Any]) -> 
     assert _codec.decode_handshake(_codec.encode_handshake(handshake), None) == handshake
     page = _codec.decode_page(attrs)
     assert _codec.decode_page(_codec.encode_page(page)) == page
+
+
+@given(_ANY_ATTRS)
+def test_every_decoded_era_index_and_flag_round_trips(attrs: dict[str, Any]) -> None:
+    era = _codec.decode_era(attrs)
+    assert _codec.decode_era(_codec.encode_era(era) if era else {}) is era
+    index = _codec.decode_page_index(attrs)
+    assert (
+        _codec.decode_page_index(_codec.encode_page_index(index) if index is not None else {})
+        == index
+    )
+    waiting = _codec.decode_waiting_for_user(attrs)
+    assert _codec.decode_waiting_for_user(_codec.encode_waiting_for_user(waiting)) is waiting
+    for encode, decode in (
+        (_codec.encode_pending, _codec.decode_pending),
+        (_codec.encode_cancelled, _codec.decode_cancelled),
+    ):
+        flag = decode(attrs)
+        assert decode(encode() if flag else {}) is flag
+    connection = _codec.decode_connection(attrs)
+    assert _codec.decode_connection(_codec.encode_connection(connection)) == connection
+    origin = _codec.decode_origin(attrs)
+    assert (
+        _codec.decode_origin(_codec.encode_origin(origin) if origin is not None else {}) == origin
+    )

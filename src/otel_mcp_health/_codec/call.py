@@ -297,3 +297,31 @@ def decode_tool_call_check(attrs: Attributes) -> ToolCallCheck | None:
         contract=finding,
         missing=read_names(attrs, A.CALL_MISSING_ARGUMENTS),
     )
+
+
+# In-flight flags of a request span: set while it is open, read by the processor.
+def encode_waiting_for_user(waiting: bool) -> dict[str, Any]:
+    """The server asked the user (elicitation) and the call waits for the answer."""
+    return {A.CALL_WAITING_FOR_USER: waiting}
+
+
+def decode_waiting_for_user(attrs: Attributes) -> bool:
+    return read_bool(attrs, A.CALL_WAITING_FOR_USER) is True
+
+
+def encode_pending() -> dict[str, Any]:
+    """The call's outcome receipt is still to come: the processor holds the span for it."""
+    return {A.OUTCOME_PENDING: True}
+
+
+def decode_pending(attrs: Attributes) -> bool:
+    return read_bool(attrs, A.OUTCOME_PENDING) is True
+
+
+def encode_cancelled() -> dict[str, Any]:
+    """The host stopped waiting for the answer (docs/model.md#silence)."""
+    return {A.CALL_CANCELLED: True}
+
+
+def decode_cancelled(attrs: Attributes) -> bool:
+    return read_bool(attrs, A.CALL_CANCELLED) is True

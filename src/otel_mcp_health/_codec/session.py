@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from otel_mcp_health import attributes as A
@@ -15,6 +16,7 @@ from otel_mcp_health._codec.call import (
     encode_rpc_code,
 )
 from otel_mcp_health.core.evidence import HandshakeEvidence, Page, ProgressEvent, ProgressEvidence
+from otel_mcp_health.core.vocabulary import Era
 
 if TYPE_CHECKING:  # the instrumentation writes through this module without the SDK
     from opentelemetry.sdk.trace import Event
@@ -35,6 +37,38 @@ _DIGEST_KEYS: dict[DigestOf, str] = {
 }
 #: One span event: name, attributes, timestamp (ns).
 SpanEvent = tuple[str, dict[str, Any], int]
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """Version, transport and server identity: on every span and duration of a session."""
+
+    protocol_version: str | None = None
+    network_transport: str | None = None
+    server_address: str | None = None
+    server_port: int | None = None
+
+
+def encode_connection(connection: Connection) -> dict[str, Any]:
+    attrs: dict[str, Any] = {}
+    if connection.protocol_version is not None:
+        attrs[A.MCP_PROTOCOL_VERSION] = connection.protocol_version
+    if connection.network_transport is not None:
+        attrs[A.NETWORK_TRANSPORT] = connection.network_transport
+    if connection.server_address is not None:
+        attrs[A.SERVER_ADDRESS] = connection.server_address
+    if connection.server_port is not None:
+        attrs[A.SERVER_PORT] = connection.server_port
+    return attrs
+
+
+def decode_connection(attrs: Attributes) -> Connection:
+    return Connection(
+        protocol_version=read_str(attrs, A.MCP_PROTOCOL_VERSION),
+        network_transport=read_str(attrs, A.NETWORK_TRANSPORT),
+        server_address=read_str(attrs, A.SERVER_ADDRESS),
+        server_port=read_int(attrs, A.SERVER_PORT),
+    )
 
 
 def encode_handshake(handshake: HandshakeEvidence) -> dict[str, Any]:
@@ -87,6 +121,35 @@ def decode_handshake(
         transport=decode_transport(attrs),
         authorization=decode_authorization(attrs),
     )
+
+
+def encode_era(era: Era) -> dict[str, Any]:
+    """How a handshake span negotiates its session (``initialize`` or ``server/discover``)."""
+    return {A.SESSION_ERA: era.value}
+
+
+def decode_era(attrs: Attributes) -> Era | None:
+    value = read_str(attrs, A.SESSION_ERA)
+    return next((era for era in Era if era.value == value), None)
+
+
+def encode_origin(origin: str) -> dict[str, Any]:
+    """Who asked for a ``tools/list`` page: the application, or the SDK internally."""
+    return {A.EVIDENCE_ORIGIN: origin}
+
+
+def decode_origin(attrs: Attributes) -> str | None:
+    return read_str(attrs, A.EVIDENCE_ORIGIN)
+
+
+def encode_page_index(index: int) -> dict[str, Any]:
+    """A page's place in its session's cursor chain (0: the first page)."""
+    return {A.CATALOG_PAGE_INDEX: index}
+
+
+def decode_page_index(attrs: Attributes) -> int | None:
+    value = attrs.get(A.CATALOG_PAGE_INDEX)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def encode_page(page: Page) -> dict[str, Any]:

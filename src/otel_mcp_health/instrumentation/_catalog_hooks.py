@@ -14,7 +14,7 @@ from typing import Any
 from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import encode_digest, encode_page
+from otel_mcp_health._codec import encode_digest, encode_page, encode_page_index
 from otel_mcp_health._codec.session import DigestOf
 from otel_mcp_health.core.catalog import required_properties
 from otel_mcp_health.core.digest import (
@@ -53,7 +53,7 @@ def page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[str
         _set_digest(attrs, tools, of="page")
     if record.origin == A.ORIGIN_INTERNAL:
         if cursor is None:
-            attrs[A.CATALOG_PAGE_INDEX] = 0
+            attrs.update(encode_page_index(0))
         record.span.set_attributes(attrs)
         return
     _advance(telemetry, record.state, attrs, (cursor_h, next_hash), tools)
@@ -75,7 +75,7 @@ def _advance(
     elif traversal is None:
         # A cursor with no first page before it: at least one page was not seen (a gap).
         traversal = state.traversal = Traversal(CursorChain.joined_midway(telemetry.max_pages))
-    attrs[A.CATALOG_PAGE_INDEX] = traversal.chain.pages
+    attrs.update(encode_page_index(traversal.chain.pages))
     traversal.chain.add(cursor_h, next_hash)
     if not traversal.chain.intact:
         traversal.tools.clear()  # a broken or over-long chain has no catalog digest

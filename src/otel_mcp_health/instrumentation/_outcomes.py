@@ -34,7 +34,7 @@ from typing import Any, Final
 from opentelemetry.trace import Link, Span, SpanContext, SpanKind
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import encode_effect, encode_outcome, encode_receipt
+from otel_mcp_health._codec import encode_effect, encode_outcome, encode_pending, encode_receipt
 from otel_mcp_health.core.bounds import cap
 from otel_mcp_health.core.evidence import (
     CallEvidence,
@@ -313,7 +313,7 @@ def _verify_borrowed(record: RequestRecord, verifier: Verifier, call: CallContex
         )
         _verify_then_end(receipt, verifier, call)
 
-    record.span.set_attribute(A.OUTCOME_PENDING, True)
+    record.span.set_attributes(encode_pending())
     record.on_finished = start
 
 

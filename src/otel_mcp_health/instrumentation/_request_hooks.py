@@ -20,9 +20,12 @@ from otel_mcp_health._codec import (
     encode_clocks,
     encode_contract,
     encode_delivery,
+    encode_era,
     encode_execution,
     encode_missing,
+    encode_origin,
     encode_page,
+    encode_page_index,
     encode_progress_notification,
     encode_read_only,
     encode_versions,
@@ -131,16 +134,16 @@ def _method_attributes(
         attrs[A.GEN_AI_PROMPT_NAME] = target
     elif method == "tools/list":
         origin = A.ORIGIN_INTERNAL if _state.INTERNAL.get() else A.ORIGIN_APPLICATION
-        attrs[A.EVIDENCE_ORIGIN] = origin
+        attrs.update(encode_origin(origin))
         # Known before the answer, so that a page that fails keeps its place in the chain.
         cursor = params.get("cursor")
         if isinstance(cursor, str):
             attrs.update(encode_page(Page(cursor=cursor_hash(cursor))))
         else:
-            attrs[A.CATALOG_PAGE_INDEX] = 0
+            attrs.update(encode_page_index(0))
         return origin
     elif method in HANDSHAKE_METHODS:
-        attrs[A.SESSION_ERA] = HANDSHAKE_METHODS[method].value
+        attrs.update(encode_era(HANDSHAKE_METHODS[method]))
         requested = requested_version(method, params)
         attrs.update(encode_versions(requested, None))
     return None

@@ -13,6 +13,7 @@ from typing import Any
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health._codec import (
+    encode_cancelled,
     encode_execution,
     encode_protocol,
     encode_rpc_code,
@@ -152,7 +153,7 @@ def _host_cancelled(record: RequestRecord, attrs: dict[str, Any]) -> None:
     possible write is silence, recorded as a timeout; before the write there was no call."""
     record.cancelled = True
     record.error_type = record.exception_type
-    attrs[A.CALL_CANCELLED] = True
+    attrs.update(encode_cancelled())
     if record.answered:
         return  # the answer had arrived: the host only abandoned what came after it
     if record.write_started is False or record.written is False:

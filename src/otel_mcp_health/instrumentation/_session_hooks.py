@@ -15,6 +15,7 @@ from typing import Any
 from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health._codec import encode_waiting_for_user
 from otel_mcp_health.core.failures import leaf
 from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._sdk import error_type_of
@@ -107,4 +108,4 @@ def waiting_for_user(session: Any, record: RequestRecord | None, waiting: bool) 
         open_calls = [r for r in state.open_calls if not r.ended]
         record = open_calls[0] if len(open_calls) == 1 else None
     if record is not None and not record.ended and record.recording:
-        record.span.set_attribute(A.CALL_WAITING_FOR_USER, waiting)
+        record.span.set_attributes(encode_waiting_for_user(waiting))

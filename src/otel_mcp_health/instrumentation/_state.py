@@ -31,6 +31,7 @@ from opentelemetry.metrics import Histogram
 from opentelemetry.trace import Span, Tracer
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health._codec import Connection, encode_connection
 from otel_mcp_health.core.bounds import LabelBudget
 from otel_mcp_health.core.traversal import CursorChain
 
@@ -123,17 +124,13 @@ class SessionState:
 
     def connection_attributes(self) -> dict[str, Any]:
         """Version, transport and server identity: on every span and duration of the session."""
-        attrs: dict[str, Any] = {}
-        version = self.current_protocol_version()
-        if version is not None:
-            attrs[A.MCP_PROTOCOL_VERSION] = version
-        if self.network_transport is not None:
-            attrs[A.NETWORK_TRANSPORT] = self.network_transport
-        if self.server_address is not None:
-            attrs[A.SERVER_ADDRESS] = self.server_address
-        if self.server_port is not None:
-            attrs[A.SERVER_PORT] = self.server_port
-        return attrs
+        connection = Connection(
+            protocol_version=self.current_protocol_version(),
+            network_transport=self.network_transport,
+            server_address=self.server_address,
+            server_port=self.server_port,
+        )
+        return encode_connection(connection)
 
     def current_protocol_version(self) -> str | None:
         """The negotiated version: the session's own view first, then what the handshake said."""
