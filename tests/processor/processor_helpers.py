@@ -9,7 +9,8 @@ instrumentation.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -268,3 +269,20 @@ def verdict_of(span: ReadableSpan) -> dict[str, Any]:
         "reason": attrs.get(A.REASON),
         "catalogVerdict": attrs.get(A.CATALOG_VERDICT),
     }
+
+
+@contextmanager
+def instrumented_pipeline() -> Iterator[Pipeline]:
+    """The processor pipeline with the MCP client instrumented into it; undone on exit."""
+    from otel_mcp_health import McpHealthInstrumentor
+    from otel_mcp_health.verifiers import clear_verifiers
+
+    pipeline = Pipeline.build()
+    instrumentor = McpHealthInstrumentor()
+    instrumentor.instrument(tracer_provider=pipeline.provider, meter_provider=pipeline.meters)
+    try:
+        yield pipeline
+    finally:
+        instrumentor.uninstrument()
+        clear_verifiers()
+        pipeline.provider.shutdown()

@@ -13,9 +13,7 @@ for path in (HERE, HERE.parent / "processor"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from processor_helpers import Pipeline  # noqa: E402
-
-from otel_mcp_health.verifiers import clear_verifiers  # noqa: E402
+from processor_helpers import Pipeline, instrumented_pipeline  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -26,14 +24,5 @@ def anyio_backend() -> str:
 @pytest.fixture
 def instrumented() -> Iterator[Pipeline]:
     """The processor pipeline with the MCP client instrumented into it."""
-    from otel_mcp_health import McpHealthInstrumentor
-
-    pipeline = Pipeline.build()
-    instrumentor = McpHealthInstrumentor()
-    instrumentor.instrument(tracer_provider=pipeline.provider, meter_provider=pipeline.meters)
-    try:
+    with instrumented_pipeline() as pipeline:
         yield pipeline
-    finally:
-        instrumentor.uninstrument()
-        clear_verifiers()
-        pipeline.provider.shutdown()
