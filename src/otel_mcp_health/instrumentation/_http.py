@@ -38,6 +38,17 @@ async def handle_post_request(
         or not _is_post_for(record, post_ctx)
     ):
         return await wrapped(*args, **kwargs)
+    return await post_for(record, wrapped, instance, args, kwargs)
+
+
+async def post_for(
+    record: RequestRecord,
+    wrapped: Any,
+    instance: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    """Run one POST that carries ``record``'s request, naming it in :data:`POST` meanwhile."""
     fenced("http request", _transport_hooks.on_http_request, record, instance)
     token = POST.set(record)
     try:

@@ -25,7 +25,7 @@ from otel_mcp_health.instrumentation import (
     _transport_hooks,
     _wrappers,
 )
-from otel_mcp_health.instrumentation._http import POST
+from otel_mcp_health.instrumentation._http import post_for
 from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, Slot, Telemetry
 from otel_mcp_health.instrumentation._wrappers import active, fenced
 
@@ -161,12 +161,4 @@ async def handle_post_request(
             _logger.debug("mcp_health: POST lookup failed; ignored", exc_info=True)
     if record is None or record.ended:
         return await wrapped(*args, **kwargs)
-    fenced("http request", _transport_hooks.on_http_request, record, instance)
-    token = POST.set(record)
-    try:
-        return await wrapped(*args, **kwargs)
-    except Exception as exc:
-        fenced("http error", _transport_hooks.on_http_error, record, exc)
-        raise
-    finally:
-        POST.reset(token)
+    return await post_for(record, wrapped, instance, args, kwargs)
