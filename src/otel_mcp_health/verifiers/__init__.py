@@ -1,0 +1,88 @@
+"""Outcome verifiers: receipts that the promised artefact exists (docs/model.md#layers, outcome).
+
+A green ``tools/call`` is not delivered work. An **outcome verifier** is chosen *before* the call
+(registered per tool name), runs in-process *after* a call that returned, may read the call's
+arguments and result in memory, and returns a :class:`Receipt`: ``passed``, ``failed`` or
+``inconclusive``, with the method and a confidence. Only the receipt's method, result, confidence
+and duration are exported; the arguments and the result never leave the process.
+
+Usage::
+
+    import otel_mcp_health as omh
+
+    # A file the tool promised to write must exist with the expected content digest.
+    omh.register_verifier(
+        "export_report",
+        omh.file_digest(path=lambda call: call.arguments["path"],
+                        expected_sha256=lambda call: call.structured["sha256"]),
+        timeout=2.0,
+    )
+    # A read-only lookup needs no receipt: say so explicitly (recorded as ``not_required``).
+    omh.outcome_not_required("search_tickets")
+
+Built-in verifiers: :func:`file_digest`, :func:`sqlite_row` (any DB-API connection factory),
+:func:`http_status` (HTTP GET) and :func:`from_callable` (any user function). A verifier that
+raises (anything, even a ``BaseException``), hangs past its timeout, returns garbage or a malformed
+receipt gives an ``inconclusive`` receipt with a reason code, and never affects the call: verifiers
+run on a small pool of daemon threads, the host's call returns first, a timer delivers the
+``inconclusive`` receipt when a verifier hangs, and a hung verifier never delays the host's exit.
+Logs name only the exception's type: its message may quote what the verifier read.
+
+No verifier → the outcome layer stays ``unobserved`` and the call is at best ``unverified``.
+
+The package's modules, one concern each: :mod:`._receipts` (what a verifier reads and answers),
+:mod:`._registry` (the verifier of each tool), :mod:`._runner` (running verifiers off the host's
+thread) and :mod:`._builtins` (the built-in verifiers).
+"""
+
+from otel_mcp_health.verifiers._builtins import (
+    Source,
+    file_digest,
+    from_callable,
+    http_status,
+    sqlite_row,
+)
+from otel_mcp_health.verifiers._receipts import (
+    REASON_GARBAGE,
+    REASON_MALFORMED,
+    REASON_RAISED,
+    REASON_TIMEOUT,
+    CallContext,
+    Receipt,
+    Verifier,
+    VerifierFn,
+)
+from otel_mcp_health.verifiers._registry import (
+    DEFAULT_TIMEOUT_S,
+    clear_verifiers,
+    outcome_not_required,
+    register_verifier,
+    unregister_verifier,
+    verifier_for,
+)
+from otel_mcp_health.verifiers._runner import ReceiptCallback, VerifierRunner, run_verifier
+
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "REASON_GARBAGE",
+    "REASON_MALFORMED",
+    "REASON_RAISED",
+    "REASON_TIMEOUT",
+    "CallContext",
+    "Receipt",
+    "ReceiptCallback",
+    "Source",
+    "Verifier",
+    "VerifierFn",
+    "VerifierRunner",
+    "clear_verifiers",
+    "file_digest",
+    "from_callable",
+    "http_status",
+    "outcome_not_required",
+    "register_verifier",
+    "run_verifier",
+    "sqlite_row",
+    "unregister_verifier",
+    "verifier_for",
+]
