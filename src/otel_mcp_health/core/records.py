@@ -13,11 +13,9 @@ which means "not applicable" (stdio), while an absent ``authorization`` key mean
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 from otel_mcp_health.core.evidence import (
     NOT_APPLICABLE,
@@ -40,10 +38,14 @@ from otel_mcp_health.core.evidence import (
     ToolCallCheck,
     TransportEvidence,
 )
+from otel_mcp_health.core.fields import (
+    InvalidField,
+    JsonObject,
+    choice_names,
+    rfc3339_ns,
+    str_list,
+)
 from otel_mcp_health.core.vocabulary import AuthError, CatalogVerdict, TransportOutcome
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,135 +61,18 @@ class EvidenceError:
         return f"line {self.line}:{where} expected {self.expected}"
 
 
-class _Invalid(Exception):
-    def __init__(self, field: str, expected: str) -> None:
-        super().__init__(field, expected)
-        self.field = field
-        self.expected = expected
-
-
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
-
-
-class _Obj:
-    """A JSON object with its path, offering typed, path-aware getters."""
-
-    def __init__(self, data: object, path: str) -> None:
-        if not isinstance(data, dict):
-            raise _Invalid(path, f"an object, got {_type_name(data)}")
-        self.data: dict[str, Any] = data
-        self.path = path
-
-    def _p(self, key: str) -> str:
-        return f"{self.path}.{key}" if self.path else key
-
-    def has(self, key: str) -> bool:
-        return key in self.data
-
-    def raw(self, key: str) -> object:
-        return self.data.get(key)
-
-    def obj(self, key: str) -> _Obj | None:
-        value = self.data.get(key)
-        return None if value is None else _Obj(value, self._p(key))
-
-    def str_(self, key: str, *, required: bool = False) -> str | None:
-        value = self.data.get(key)
-        if value is None:
-            if required:
-                raise _Invalid(self._p(key), "a string (required)")
-            return None
-        if not isinstance(value, str):
-            raise _Invalid(self._p(key), f"a string, got {_type_name(value)}")
-        return value
-
-    def bool_(self, key: str) -> bool | None:
-        value = self.data.get(key)
-        if value is None or isinstance(value, bool):
-            return value
-        raise _Invalid(self._p(key), f"true, false or null, got {_type_name(value)}")
-
-    def int_(self, key: str) -> int | None:
-        value = self.data.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise _Invalid(self._p(key), f"an integer or null, got {_type_name(value)}")
-        return value
-
-    def num(self, key: str) -> float | None:
-        value = self.data.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _Invalid(self._p(key), f"a number or null, got {_type_name(value)}")
-        if not math.isfinite(value) or value < 0:
-            raise _Invalid(self._p(key), "a finite, non-negative number")
-        return float(value)
-
-    def time(self, key: str) -> int | None:
-        value = self.data.get(key)
-        if value is None:
-            return None
-        return _time(value, self._p(key))
-
-    def enum(self, key: str, choices: Callable[[str], _T], names: str) -> _T | None:
-        value = self.str_(key)
-        if value is None:
-            return None
-        try:
-            return choices(value)
-        except ValueError:
-            raise _Invalid(self._p(key), f"one of {names}") from None
-
-    def list_(self, key: str) -> list[tuple[object, str]] | None:
-        value = self.data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, list):
-            raise _Invalid(self._p(key), f"an array or null, got {_type_name(value)}")
-        return [(item, f"{self._p(key)}[{i}]") for i, item in enumerate(value)]
-
-
-def _time(value: object, path: str) -> int:
-    if not isinstance(value, str):
-        raise _Invalid(path, f"an RFC 3339 time string, got {_type_name(value)}")
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise _Invalid(path, "an RFC 3339 time such as 2026-11-30T10:00:00Z") from None
-    if moment.tzinfo is None:
-        raise _Invalid(path, "an RFC 3339 time with a UTC offset or Z")
-    return (moment - _EPOCH) // timedelta(microseconds=1) * 1000
-
-
-def _names(enum: Any) -> str:
-    return ", ".join(member.value for member in enum)
-
-
 def _tools(items: list[tuple[object, str]] | None) -> tuple[Mapping[str, Any], ...] | None:
     if items is None:
         return None
     tools = []
     for item, path in items:
-        tool = _Obj(item, path)
+        tool = JsonObject(item, path)
         tool.str_("name", required=True)
         tools.append(tool.data)
     return tuple(tools)
 
 
-def _page(o: _Obj) -> Page:
+def _page(o: JsonObject) -> Page:
     error = o.obj("error")
     tools = _tools(o.list_("tools"))
     return Page(
@@ -199,8 +84,8 @@ def _page(o: _Obj) -> Page:
     )
 
 
-def _discovery(o: _Obj) -> Discovery:
-    pages = tuple(_page(_Obj(item, path)) for item, path in o.list_("pages") or [])
+def _discovery(o: JsonObject) -> Discovery:
+    pages = tuple(_page(JsonObject(item, path)) for item, path in o.list_("pages") or [])
     return Discovery(
         started_at=o.time("startedAt"),
         completed_at=o.time("completedAt"),
@@ -209,33 +94,22 @@ def _discovery(o: _Obj) -> Discovery:
     )
 
 
-def _str_list(items: list[tuple[object, str]] | None) -> tuple[str, ...] | None:
-    if items is None:
-        return None
-    out = []
-    for item, path in items:
-        if not isinstance(item, str):
-            raise _Invalid(path, f"a string, got {_type_name(item)}")
-        out.append(item)
-    return tuple(out)
-
-
-def parse_catalog(o: _Obj) -> CatalogEvidence:
+def parse_catalog(o: JsonObject) -> CatalogEvidence:
     """Read a catalog section (``kind: "catalog"``, or a session's ``catalog`` object)."""
     policy = o.obj("refreshPolicy")
     max_age = policy.num("maxAgeSeconds") if policy is not None else None
     if policy is not None and max_age is None:
-        raise _Invalid(policy.path + ".maxAgeSeconds", "a number of seconds")
-    notifications = tuple(_time(item, path) for item, path in o.list_("notifications") or [])
+        raise InvalidField(policy.path + ".maxAgeSeconds", "a number of seconds")
+    notifications = tuple(rfc3339_ns(item, path) for item, path in o.list_("notifications") or [])
     calls = []
     for item, path in o.list_("toolCalls") or []:
-        call = _Obj(item, path)
+        call = JsonObject(item, path)
         calls.append(
             ToolCallCheck(
                 name=call.str_("name", required=True) or "",
-                argument_names=_str_list(call.list_("argumentNames")),
+                argument_names=str_list(call.list_("argumentNames")),
                 contract=call.str_("contract"),
-                missing=_str_list(call.list_("missingArguments")) or (),
+                missing=str_list(call.list_("missingArguments")) or (),
             )
         )
     return CatalogEvidence(
@@ -243,25 +117,27 @@ def parse_catalog(o: _Obj) -> CatalogEvidence:
         refresh_policy=RefreshPolicy(max_age_seconds=max_age) if max_age is not None else None,
         now=o.time("now"),
         notifications=notifications,
-        discoveries=tuple(_discovery(_Obj(i, p)) for i, p in o.list_("discoveries") or []),
+        discoveries=tuple(_discovery(JsonObject(i, p)) for i, p in o.list_("discoveries") or []),
         client_tools=_tools(o.list_("clientTools")),
         client_digest=o.str_("clientDigest"),
         tool_calls=tuple(calls),
     )
 
 
-def _transport(o: _Obj | None) -> TransportEvidence | None:
+def _transport(o: JsonObject | None) -> TransportEvidence | None:
     if o is None:
         return None
-    outcome = o.enum("outcome", TransportOutcome, _names(TransportOutcome))
+    outcome = o.enum("outcome", TransportOutcome, choice_names(TransportOutcome))
     if outcome is None:
-        raise _Invalid(o.path + ".outcome", f"one of {_names(TransportOutcome)} (required)")
+        raise InvalidField(
+            o.path + ".outcome", f"one of {choice_names(TransportOutcome)} (required)"
+        )
     return TransportEvidence(
         outcome=outcome, http_status=o.int_("httpStatus"), request_written=o.bool_("requestWritten")
     )
 
 
-def _authorization(parent: _Obj) -> AuthorizationEvidence | NotApplicable | None:
+def _authorization(parent: JsonObject) -> AuthorizationEvidence | NotApplicable | None:
     if not parent.has("authorization"):
         return None
     o = parent.obj("authorization")
@@ -270,12 +146,12 @@ def _authorization(parent: _Obj) -> AuthorizationEvidence | NotApplicable | None
     scope = o.str_("scope")
     return AuthorizationEvidence(
         http_status=o.int_("httpStatus"),
-        error=o.enum("error", AuthError, _names(AuthError)),
+        error=o.enum("error", AuthError, choice_names(AuthError)),
         scope=tuple(scope.split()) if scope else (),
     )
 
 
-def parse_call(o: _Obj) -> CallEvidence:
+def parse_call(o: JsonObject) -> CallEvidence:
     """Read a call section (``kind: "call"``, or a session's ``call`` object)."""
     protocol = o.obj("protocol")
     execution = o.obj("execution")
@@ -283,7 +159,7 @@ def parse_call(o: _Obj) -> CallEvidence:
     outcome = o.obj("outcome")
     effect_observed = effect.bool_("observed") if effect is not None else None
     if effect is not None and effect_observed is None:
-        raise _Invalid(effect.path + ".observed", "true or false (required)")
+        raise InvalidField(effect.path + ".observed", "true or false (required)")
     return CallEvidence(
         tool=o.str_("tool"),
         read_only=o.bool_("readOnly"),
@@ -316,7 +192,7 @@ def parse_call(o: _Obj) -> CallEvidence:
     )
 
 
-def _handshake(o: _Obj | None) -> HandshakeEvidence | None:
+def _handshake(o: JsonObject | None) -> HandshakeEvidence | None:
     if o is None:
         return None
     caps = o.obj("capabilities")
@@ -325,24 +201,24 @@ def _handshake(o: _Obj | None) -> HandshakeEvidence | None:
         negotiated_version=o.str_("negotiatedVersion"),
         error_code=o.int_("errorCode"),
         capabilities=caps.data if caps is not None else None,
-        supported_versions=_str_list(o.list_("supportedVersions")),
+        supported_versions=str_list(o.list_("supportedVersions")),
         transport=_transport(o.obj("transport")),
         authorization=_authorization(o),
     )
 
 
-def _progress(o: _Obj | None) -> ProgressEvidence | None:
+def _progress(o: JsonObject | None) -> ProgressEvidence | None:
     if o is None:
         return None
     events = []
     for item, path in o.list_("events") or []:
-        event = _Obj(item, path)
+        event = JsonObject(item, path)
         at = event.time("at")
         value = event.raw("progress")
         if at is None:
-            raise _Invalid(path + ".at", "an RFC 3339 time (required)")
+            raise InvalidField(path + ".at", "an RFC 3339 time (required)")
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _Invalid(path + ".progress", "a number (required)")
+            raise InvalidField(path + ".progress", "a number (required)")
         token = event.raw("token")
         events.append(
             ProgressEvent(
@@ -365,14 +241,14 @@ def _progress(o: _Obj | None) -> ProgressEvidence | None:
     )
 
 
-def parse_session(o: _Obj) -> SessionEvidence:
+def parse_session(o: JsonObject) -> SessionEvidence:
     """Read a ``kind: "session"`` record."""
     catalog = o.obj("catalog")
     given: CatalogVerdict | None = None
     evidence = None
     if catalog is not None:
         if catalog.has("verdict"):
-            given = catalog.enum("verdict", CatalogVerdict, _names(CatalogVerdict))
+            given = catalog.enum("verdict", CatalogVerdict, choice_names(CatalogVerdict))
         else:
             evidence = parse_catalog(catalog)
     call = o.obj("call")
@@ -385,7 +261,7 @@ def parse_session(o: _Obj) -> SessionEvidence:
     )
 
 
-_PARSERS: dict[str, Callable[[_Obj], Any]] = {
+_PARSERS: dict[str, Callable[[JsonObject], Any]] = {
     "catalog": parse_catalog,
     "call": parse_call,
     "session": parse_session,
@@ -395,15 +271,15 @@ _PARSERS: dict[str, Callable[[_Obj], Any]] = {
 def parse_record(data: object, line: int = 1) -> Record | EvidenceError:
     """Parse one decoded JSON value into a :class:`Record`, or say precisely why not."""
     try:
-        o = _Obj(data, "")
+        o = JsonObject(data, "")
         kind = o.str_("kind", required=True)
         if kind not in _PARSERS:
-            raise _Invalid("kind", 'one of "catalog", "call", "session"')
+            raise InvalidField("kind", 'one of "catalog", "call", "session"')
         record_id = o.str_("id", required=True) or ""
         expect = o.obj("expect")
         expected = {k: v for k, v in expect.data.items() if isinstance(v, str)} if expect else {}
         return Record(id=record_id, evidence=_PARSERS[kind](o), expect=expected)
-    except _Invalid as exc:
+    except InvalidField as exc:
         return EvidenceError(line, exc.field, exc.expected)
     except RecursionError:
         return EvidenceError(line, "", "a JSON object nested less deeply")
