@@ -246,34 +246,14 @@ def evaluate_layers(call: CallEvidence) -> CallLayers:
     silent = is_silent(call)
     reconciled = call.effect.observed if (silent and call.effect is not None) else None
     if reconciled is True:
-        # The effect happened, so the request reached the server and was accepted: a transport
-        # failure (the lost answer) or an unobserved authorization exchange counts as passed.
-        if judgements[Layer.TRANSPORT].status is LayerStatus.FAILED:
-            judgements[Layer.TRANSPORT] = LayerJudgement(LayerStatus.PASSED, EFFECT_CONFIRMED)
-        if judgements[Layer.AUTHORIZATION].status is LayerStatus.UNOBSERVED:
-            judgements[Layer.AUTHORIZATION] = LayerJudgement(LayerStatus.PASSED, EFFECT_CONFIRMED)
-        judgements[Layer.EXECUTION] = LayerJudgement(LayerStatus.PASSED, EFFECT_CONFIRMED)
-        judgements[Layer.PROTOCOL] = _UNOBSERVED
-    statuses: dict[Layer, LayerStatus] = {}
-    first = FirstFailedLayer.NONE
-    reason: str = OK
-    action: NextAction | None = None
-    for layer in LAYERS:
-        judgement = judgements[layer]
-        if first is not FirstFailedLayer.NONE:
-            statuses[layer] = LayerStatus.UNOBSERVED
-            continue
-        statuses[layer] = judgement.status
-        if judgement.status is LayerStatus.FAILED:
-            first = FirstFailedLayer(layer.value)
-            reason = judgement.reason or layer.value
-            action = judgement.next_action
-    if first is FirstFailedLayer.NONE:
-        reason = judgements[Layer.OUTCOME].reason or OK
-        if reconciled is True and reason == OK:
-            reason = EFFECT_CONFIRMED
-        if call.missing:
-            reason = EVIDENCE_MISSING
+        _count_confirmed_effect(judgements)
+    statuses, failed = _mask_after_first_failure(judgements)
+    if failed is None:
+        first, action = FirstFailedLayer.NONE, None
+        reason = _passing_reason(judgements[Layer.OUTCOME], call, reconciled=reconciled is True)
+    else:
+        first, action = FirstFailedLayer(failed.value), judgements[failed].next_action
+        reason = judgements[failed].reason or failed.value
     return CallLayers(
         statuses=statuses,
         first_failed=first,
@@ -284,3 +264,41 @@ def evaluate_layers(call: CallEvidence) -> CallLayers:
         reconciled=reconciled,
         evidence_missing=bool(call.missing),
     )
+
+
+def _count_confirmed_effect(judgements: dict[Layer, LayerJudgement]) -> None:
+    """A confirmed effect: the silent layers count as passed.
+
+    The effect happened, so the request reached the server and was accepted: a transport failure
+    (the lost answer) or an unobserved authorization exchange counts as passed.
+    """
+    if judgements[Layer.TRANSPORT].status is LayerStatus.FAILED:
+        judgements[Layer.TRANSPORT] = LayerJudgement(LayerStatus.PASSED, EFFECT_CONFIRMED)
+    if judgements[Layer.AUTHORIZATION].status is LayerStatus.UNOBSERVED:
+        judgements[Layer.AUTHORIZATION] = LayerJudgement(LayerStatus.PASSED, EFFECT_CONFIRMED)
+    judgements[Layer.EXECUTION] = LayerJudgement(LayerStatus.PASSED, EFFECT_CONFIRMED)
+    judgements[Layer.PROTOCOL] = _UNOBSERVED
+
+
+def _mask_after_first_failure(
+    judgements: Mapping[Layer, LayerJudgement],
+) -> tuple[dict[Layer, LayerStatus], Layer | None]:
+    """Each layer's status in order, ``unobserved`` after the first failed one (also returned)."""
+    statuses: dict[Layer, LayerStatus] = {}
+    failed: Layer | None = None
+    for layer in LAYERS:
+        if failed is not None:
+            statuses[layer] = LayerStatus.UNOBSERVED
+            continue
+        statuses[layer] = judgements[layer].status
+        if statuses[layer] is LayerStatus.FAILED:
+            failed = layer
+    return statuses, failed
+
+
+def _passing_reason(outcome: LayerJudgement, call: CallEvidence, *, reconciled: bool) -> str:
+    """The reason of a call with no failed layer: missing evidence, then the outcome's reason."""
+    if call.missing:
+        return EVIDENCE_MISSING
+    reason = outcome.reason or OK
+    return EFFECT_CONFIRMED if reconciled and reason == OK else reason
