@@ -36,6 +36,7 @@ from otel_mcp_health.core.calls import CallResult, rates
 from otel_mcp_health.core.catalog import CATALOG_RULES
 from otel_mcp_health.core.contract import VERDICT_RULES
 from otel_mcp_health.core.digest import DigestError, digest_tools
+from otel_mcp_health.core.evidence import Record
 from otel_mcp_health.core.layers import LAYER_CHECKS
 from otel_mcp_health.core.records import EvidenceError, parse_lines
 from otel_mcp_health.core.report import GREEN, expectation_mismatches, judge
@@ -84,61 +85,77 @@ _HEADER = (
 )
 
 
-def _classify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    worst = EXIT_GREEN
-    call_results: list[CallResult] = []
-    header = not args.json  # printed with the first verdict, never before a failed read
-    for name in args.files:
+class _Classification:
+    """One ``classify`` run: the worst exit code so far, the call results, the header once."""
+
+    def __init__(self, out: TextIO, err: TextIO, *, as_json: bool) -> None:
+        self.out, self.err, self.as_json = out, err, as_json
+        self.worst = EXIT_GREEN
+        self.calls: list[CallResult] = []
+        self.header = not as_json  # printed with the first verdict, never before a failed read
+
+    def file(self, name: str) -> None:
+        """Classify every record of one file; a bad file or line is reported, the rest go on."""
         try:
             text = _read_text(name)
         except _InputError as exc:  # reported; the remaining files are still classified
-            err.write(f"otel-mcp-health classify: {exc}\n")
-            worst = EXIT_INPUT_ERROR
-            continue
+            self._input_error(str(exc))
+            return
         records = 0
         shown = "standard input" if name == "-" else name
         for parsed in parse_lines(text.splitlines()):
             records += 1
             if isinstance(parsed, EvidenceError):
-                err.write(f"otel-mcp-health classify: {shown}: {parsed}\n")
-                worst = EXIT_INPUT_ERROR
-                continue
-            row, call = judge(parsed)
-            if call is not None:
-                call_results.append(call)
-            if row["verdict"] not in GREEN and worst == EXIT_GREEN:
-                worst = EXIT_NOT_GREEN
-            if header:
-                out.write(_HEADER)
-                header = False
-            out.write(json.dumps(row) + "\n" if args.json else _text_row(row) + "\n")
-            for mismatch in expectation_mismatches(parsed, row):
-                err.write(f"{shown}: {parsed.id}: expectation not met: {mismatch}\n")
+                self._input_error(f"{shown}: {parsed}")
+            else:
+                self._record(parsed, shown)
         if records == 0:
-            err.write(f"otel-mcp-health classify: {shown}: no evidence records (empty input)\n")
-            worst = EXIT_INPUT_ERROR
+            self._input_error(f"{shown}: no evidence records (empty input)")
+
+    def _input_error(self, message: str) -> None:
+        self.err.write(f"otel-mcp-health classify: {message}\n")
+        self.worst = EXIT_INPUT_ERROR
+
+    def _record(self, record: Record, shown: str) -> None:
+        row, call = judge(record)
+        if call is not None:
+            self.calls.append(call)
+        if row["verdict"] not in GREEN:
+            self.worst = max(self.worst, EXIT_NOT_GREEN)  # an input error (2) outranks it
+        if self.header:
+            self.out.write(_HEADER)
+            self.header = False
+        self.out.write(json.dumps(row) + "\n" if self.as_json else _text_row(row) + "\n")
+        for mismatch in expectation_mismatches(record, row):
+            self.err.write(f"{shown}: {record.id}: expectation not met: {mismatch}\n")
+
+
+def _summary(calls: Sequence[CallResult], *, as_json: bool) -> str:
+    """The two call rates over the call records (docs/model.md#two-rates)."""
+    summary = rates(calls)
+    if as_json:
+        row = {
+            "kind": "summary",
+            "calls": summary.calls,
+            "protocolSuccess": summary.protocol_success,
+            "verifiedOutcomes": summary.verified_outcomes,
+        }
+        return json.dumps(row) + "\n"
+    return (
+        f"calls: {summary.calls}  protocol-level success: "
+        f"{_percent(summary.protocol_success)} ({summary.envelopes}/{summary.calls})  "
+        f"verified outcomes: {_percent(summary.verified_outcomes)} "
+        f"({summary.verified}/{summary.calls})\n"
+    )
+
+
+def _classify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    run = _Classification(out, err, as_json=args.json)
+    for name in args.files:
+        run.file(name)
     if args.summary:
-        summary = rates(call_results)
-        if args.json:
-            out.write(
-                json.dumps(
-                    {
-                        "kind": "summary",
-                        "calls": summary.calls,
-                        "protocolSuccess": summary.protocol_success,
-                        "verifiedOutcomes": summary.verified_outcomes,
-                    }
-                )
-                + "\n"
-            )
-        else:
-            out.write(
-                f"calls: {summary.calls}  protocol-level success: "
-                f"{_percent(summary.protocol_success)} ({summary.envelopes}/{summary.calls})  "
-                f"verified outcomes: {_percent(summary.verified_outcomes)} "
-                f"({summary.verified}/{summary.calls})\n"
-            )
-    return worst
+        out.write(_summary(run.calls, as_json=args.json))
+    return run.worst
 
 
 def _tools_from(name: str, document: object) -> list[Any]:
