@@ -36,7 +36,14 @@ _OPTIONAL = frozenset({"mcp", "mcp_types", "anyio", "httpx2"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The ``check`` subcommand's options (documented in docs/check.md)."""
+    """The ``check`` subcommand's options (documented in docs/check.md), in their help order."""
+    _add_server_options(parser)
+    _add_call_options(parser)
+    _add_run_options(parser)
+
+
+def _add_server_options(parser: argparse.ArgumentParser) -> None:
+    """Where the server is, how to reach it, and how long to watch its catalog."""
     parser.add_argument("--url", help="streamable HTTP endpoint, e.g. https://host/mcp")
     parser.add_argument(
         "--header",
@@ -55,6 +62,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="wait this long for list_changed and list the tools again when one arrives",
     )
+
+
+def _add_call_options(parser: argparse.ArgumentParser) -> None:
+    """The optional call after discovery, and how its outcome is verified."""
     parser.add_argument("--call", metavar="TOOL", help="call this tool after discovery")
     parser.add_argument("--args", metavar="JSON", help="the call's arguments, a JSON object")
     verify = parser.add_mutually_exclusive_group()
@@ -69,6 +80,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="the tool has no effect to verify (e.g. a read-only lookup)",
     )
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    """Bounds, output and export; the stdio server's command line comes last."""
     parser.add_argument(
         "--timeout",
         type=float,
