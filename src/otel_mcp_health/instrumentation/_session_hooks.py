@@ -58,7 +58,7 @@ def session_ended(telemetry: Telemetry, session: Any, exc: BaseException | None)
         return
     elapsed = (time.perf_counter_ns() - state.started_ns) / 1e9
     state.started_ns = None
-    attrs = state.connection_attributes()
+    attrs = dict(state.connection_attributes())
     if exc is not None:
         attrs[A.ERROR_TYPE] = error_type_of(leaf(exc))
     telemetry.session_duration.record(elapsed, telemetry.session_labels.apply(attrs))

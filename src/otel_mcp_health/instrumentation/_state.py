@@ -33,6 +33,7 @@ from opentelemetry.trace import Span, Tracer
 from otel_mcp_health import attributes as A
 from otel_mcp_health._codec import Connection, encode_connection
 from otel_mcp_health.core.bounds import LabelBudget
+from otel_mcp_health.core.observations import Observed
 from otel_mcp_health.core.traversal import CursorChain
 
 #: Per-process key of the cursor hash: equal cursors hash equal inside one process, and a hash
@@ -121,16 +122,43 @@ class SessionState:
     wire_requests: weakref.WeakValueDictionary[str, RequestRecord] = field(
         default_factory=weakref.WeakValueDictionary
     )
+    #: What :meth:`connection_attributes` and :meth:`start_attributes` were built from, and
+    #: what they built: rebuilt only when the version, transport or session id changed.
+    _built_from: tuple[Any, ...] | None = field(default=None, init=False, repr=False)
+    _connection: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    _start: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
     def connection_attributes(self) -> dict[str, Any]:
-        """Version, transport and server identity: on every span and duration of the session."""
+        """Version, transport and server identity: on every span and duration of the session.
+
+        Shared and read-only: copy before adding to it.
+        """
+        self._refresh()
+        return self._connection
+
+    def start_attributes(self) -> dict[str, Any]:
+        """The session's part of every request span's start attributes (shared, read-only)."""
+        self._refresh()
+        return self._start
+
+    def _refresh(self) -> None:
+        version = self.current_protocol_version()
+        built_from = (version, self.network_transport, self.server_port, self.session_id)
+        if built_from == self._built_from:
+            return
         connection = Connection(
-            protocol_version=self.current_protocol_version(),
+            protocol_version=version,
             network_transport=self.network_transport,
             server_address=self.server_address,
             server_port=self.server_port,
         )
-        return encode_connection(connection)
+        self._connection = encode_connection(connection)
+        start = {A.SESSION_KEY: self.key, **self._connection}
+        if self.network_transport == "tcp":
+            start[A.NETWORK_PROTOCOL_NAME] = "http"
+        if self.session_id is not None:
+            start[A.MCP_SESSION_ID] = self.session_id
+        self._start, self._built_from = start, built_from
 
     def current_protocol_version(self) -> str | None:
         """The negotiated version: the session's own view first, then what the handshake said."""
@@ -163,37 +191,25 @@ def session_state(target: Any) -> SessionState | None:
 
 
 @dataclass(slots=True, weakref_slot=True, eq=False, kw_only=True)
-class RequestRecord:
-    """Evidence about one outbound JSON-RPC request, gathered while its span is open."""
+class RequestRecord(Observed):
+    """One outbound JSON-RPC request: its raw observations (:class:`Observed`, written to the
+    span once, when it ends) and what only the shell holds (span, session, clocks, params)."""
 
     state: SessionState
-    method: str
     span: Span
     started: float = field(default_factory=time.perf_counter)
     params: Any = None
-    request_id: str | None = None
-    tool_name: str | None = None
     origin: str | None = None
     recording: bool = True
     #: The span belongs to an outer instrumentation of the same request: enrich, never end it.
     borrowed: bool = False
     sdk_span_entered: bool = False
     ended: bool = False
-    # transport / authorization (HTTP hooks fill these in)
-    http_status: int | None = None
-    http_json_body: bool = False
-    transport_outcome: str | None = None
-    written: bool | None = None
-    #: Whether the SDK started writing the request: ``None`` where it cannot be seen (the direct
-    #: in-process dispatcher), ``False`` once the SDK's span block began, ``True`` at the write.
-    write_started: bool | None = None
-    #: A response (result or error envelope) arrived.
-    answered: bool = False
-    timed_out: bool = False
-    cancelled: bool = False
-    # outcome
-    error_type: str | None = None
-    exception_type: str | None = None
+    #: The session's start attributes the span started with (:meth:`SessionState.start_attributes`).
+    start_attributes: dict[str, Any] | None = None
+    #: Attributes a hook encoded from what it saw and did not keep (the connection learned at the
+    #: POST, a handshake result, a catalog page), written with the request's evidence at its end.
+    deferred: dict[str, Any] = field(default_factory=dict)
     #: An outcome verifier owns the span's end (``finish`` leaves it open and starts it).
     end_deferred: bool = False
     on_finished: Callable[[], None] | None = None
@@ -208,6 +224,8 @@ class Slot:
     output_schema_valid: bool | None = None
     #: Evidence known before the request exists (call-time contract check), put on its span.
     attributes: dict[str, Any] = field(default_factory=dict)
+    #: The tool's ``readOnlyHint`` at call time, for the call's evidence record.
+    read_only: bool | None = None
     #: The call's arguments (a reference, never copied or exported) and their keyed digest,
     #: computed only when retry correlation needs it (in memory only).
     arguments: Any = None
