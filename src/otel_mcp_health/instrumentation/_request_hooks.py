@@ -242,11 +242,13 @@ def taken_by_session(record: RequestRecord) -> None:
 
 def learn_request_id(record: RequestRecord, request_id: Any) -> None:
     """The request's JSON-RPC id: minted by the wire dispatcher, the in-process peer (2.x) or
-    the session (1.x). Kept on the record so transport hooks can find the request by it."""
+    the session (1.x). Kept on the record; a 1.x session also indexes its open requests by it,
+    for the transport hooks that run outside the request's context."""
     if record.request_id is not None or not isinstance(request_id, str | int):
         return
     record.request_id = str(request_id)
-    record.state.wire_requests[record.request_id] = record
+    if record.state.by_wire_id:
+        record.state.wire_requests[record.request_id] = record
 
 
 def on_write(record: RequestRecord, message: Any) -> None:
@@ -326,12 +328,9 @@ def _write_evidence(telemetry: Telemetry, record: RequestRecord) -> None:
 
 
 def _record_duration(telemetry: Telemetry, record: RequestRecord) -> None:
-    metric: dict[str, Any] = {A.MCP_METHOD_NAME: record.method}
-    metric.update(record.state.connection_attributes())
-    if record.error_type is not None:
-        metric[A.ERROR_TYPE] = record.error_type
-    if record.tool_name is not None and record.method == "tools/call":
-        metric[A.GEN_AI_TOOL_NAME] = record.tool_name
-        metric[A.GEN_AI_OPERATION_NAME] = A.GEN_AI_OPERATION_EXECUTE_TOOL
     elapsed = time.perf_counter() - record.started
-    telemetry.operation_duration.record(elapsed, telemetry.operation_labels.apply(metric))
+    tool = record.tool_name if record.method == "tools/call" else None
+    labels = record.state.operation_labels(
+        telemetry.operation_labels, record.method, tool, record.error_type
+    )
+    telemetry.operation_duration.record(elapsed, labels)

@@ -29,6 +29,7 @@ from otel_mcp_health.instrumentation._sdk import (
 from otel_mcp_health.instrumentation._state import RequestRecord, Telemetry
 
 _SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
+_OK = TransportOutcome.OK.value
 
 
 def on_result(telemetry: Telemetry, record: RequestRecord, result: Any) -> None:
@@ -38,7 +39,7 @@ def on_result(telemetry: Telemetry, record: RequestRecord, result: Any) -> None:
     if record.written is None:
         record.written = True
     if record.transport_outcome is None:
-        record.transport_outcome = TransportOutcome.OK.value
+        record.transport_outcome = _OK
     if not isinstance(result, Mapping):
         return
     if record.method in HANDSHAKE_METHODS:
@@ -96,7 +97,7 @@ def on_error(record: RequestRecord, exc: BaseException) -> None:
     elif is_validation_error(exc):
         record.result_valid = False
         record.error_type = record.exception_type
-    elif record.transport_outcome not in (None, TransportOutcome.OK.value):
+    elif record.transport_outcome not in (None, _OK):
         record.error_type = record.transport_outcome
     else:
         record.error_type = record.exception_type
@@ -108,12 +109,12 @@ def _sdk_error(record: RequestRecord, code: int) -> None:
         record.timed_out = True
         record.written = True if record.written is None else record.written
         if record.transport_outcome is None:  # delivered; only the answer did not come in time
-            record.transport_outcome = TransportOutcome.OK.value
+            record.transport_outcome = _OK
         record.error_type = A.ERROR_TYPE_TIMEOUT
     elif code == CONNECTION_CLOSED:
         if not record.sdk_span_entered and record.written is None and record.http_status is None:
             record.written = False  # refused before anything was sent (session already closed)
-        if record.transport_outcome in (None, TransportOutcome.OK.value):
+        if record.transport_outcome in (None, _OK):
             pipe = record.state.network_transport == "pipe"
             record.transport_outcome = (
                 TransportOutcome.PROCESS_EXIT if pipe else TransportOutcome.CONNECTION_LOST
@@ -126,7 +127,7 @@ def _sdk_error(record: RequestRecord, code: int) -> None:
     else:
         record.answered = True
         if record.transport_outcome is None:
-            record.transport_outcome = TransportOutcome.OK.value
+            record.transport_outcome = _OK
         if record.written is None:
             record.written = True
         record.error_code = code
@@ -145,4 +146,4 @@ def _host_cancelled(record: RequestRecord) -> None:
         return
     record.timed_out = True
     if record.written is True and record.transport_outcome is None:
-        record.transport_outcome = TransportOutcome.OK.value
+        record.transport_outcome = _OK

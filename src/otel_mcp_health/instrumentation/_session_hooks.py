@@ -24,9 +24,9 @@ from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, 
 
 def register_session(session: Any) -> None:
     """Give a new ``ClientSession`` its state (random key) and learn a stdio transport."""
-    state = SessionState(session_ref=weakref.ref(session))
     # mcp 1.x has no dispatcher: the session sends its requests itself.
     dispatcher = getattr(session, "_dispatcher", session)
+    state = SessionState(session_ref=weakref.ref(session), by_wire_id=dispatcher is session)
     _state.SESSIONS[session] = state
     _state.DISPATCHERS[dispatcher] = state
     inbound = getattr(getattr(session, "_read_stream", None), "_state", None)

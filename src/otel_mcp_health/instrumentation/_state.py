@@ -48,6 +48,8 @@ def cursor_hash(cursor: str) -> str:
     ).hexdigest()[:16]
 
 
+#: Duration label sets a session keeps (distinct method, tool and error type combinations).
+_MAX_LABEL_SETS = 256
 #: Metric labels whose values a server or the network chooses (docs/attributes.md#bounds).
 OPEN_LABELS = (
     A.GEN_AI_TOOL_NAME,
@@ -118,7 +120,9 @@ class SessionState:
     #: ``tools/call`` requests whose span is still open (weakly held: never keeps one alive).
     open_calls: weakref.WeakSet[RequestRecord] = field(default_factory=weakref.WeakSet)
     #: mcp 1.x: open requests by JSON-RPC id, for the transport hooks that run outside the
-    #: request's context (the 1.x transports carry no context with a message).
+    #: request's context (the 1.x transports carry no context with a message). Kept only for
+    #: a 1.x session (``by_wire_id``): 2.x hooks find a request through its context.
+    by_wire_id: bool = False
     wire_requests: weakref.WeakValueDictionary[str, RequestRecord] = field(
         default_factory=weakref.WeakValueDictionary
     )
@@ -127,6 +131,10 @@ class SessionState:
     _built_from: tuple[Any, ...] | None = field(default=None, init=False, repr=False)
     _connection: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
     _start: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    #: Bounded duration labels by (budget, method, tool, error type), with the same lifetime.
+    _labels: dict[tuple[Any, ...], dict[str, Any]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     def connection_attributes(self) -> dict[str, Any]:
         """Version, transport and server identity: on every span and duration of the session.
@@ -140,6 +148,26 @@ class SessionState:
         """The session's part of every request span's start attributes (shared, read-only)."""
         self._refresh()
         return self._start
+
+    def operation_labels(
+        self, budget: LabelBudget, method: str, tool: str | None, error_type: str | None
+    ) -> dict[str, Any]:
+        """The bounded labels of one request's duration (shared, read-only). Kept: once the
+        budget admitted or folded a value, it answers the same for it ever after."""
+        self._refresh()
+        key = (budget, method, tool, error_type)
+        labels = self._labels.get(key)
+        if labels is None:
+            metric = {A.MCP_METHOD_NAME: method, **self._connection}
+            if error_type is not None:
+                metric[A.ERROR_TYPE] = error_type
+            if tool is not None:
+                metric[A.GEN_AI_TOOL_NAME] = tool
+                metric[A.GEN_AI_OPERATION_NAME] = A.GEN_AI_OPERATION_EXECUTE_TOOL
+            labels = budget.apply(metric)
+            if len(self._labels) < _MAX_LABEL_SETS:
+                self._labels[key] = labels
+        return labels
 
     def _refresh(self) -> None:
         version = self.current_protocol_version()
@@ -159,6 +187,7 @@ class SessionState:
         if self.session_id is not None:
             start[A.MCP_SESSION_ID] = self.session_id
         self._start, self._built_from = start, built_from
+        self._labels = {}
 
     def current_protocol_version(self) -> str | None:
         """The negotiated version: the session's own view first, then what the handshake said."""

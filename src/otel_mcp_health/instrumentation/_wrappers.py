@@ -149,13 +149,11 @@ async def send_request(
     kwargs: dict[str, Any],
 ) -> Any:
     """``ClientSession.send_request``: keep the span open through result validation."""
-    telemetry = active(configured)
     current = _state.SLOT.get()
-    if (
-        telemetry is None
-        or instance not in _state.SESSIONS
-        or (current is not None and current.record is None)
-    ):
+    if current is not None and current.record is None:  # an outer wrapper's slot: it ends it
+        return await wrapped(*args, **kwargs)
+    telemetry = active(configured)
+    if telemetry is None or instance not in _state.SESSIONS:
         return await wrapped(*args, **kwargs)
     slot = Slot(method=None)
     token = _state.SLOT.set(slot)
@@ -214,9 +212,11 @@ async def validate_tool_result(
 ) -> Any:
     """``ClientSession.validate_tool_result``: the SDK's output-schema check, raised after the
     request span's dispatcher block ended -- attributed here to the still-open ``tools/call`` span.
+
+    Only ``call_tool`` sets a ``tools/call`` slot, and only while instrumentation is enabled.
     """
     slot = _state.SLOT.get()
-    if active(configured) is None or slot is None or slot.method != "tools/call":
+    if slot is None or slot.method != "tools/call":
         return await wrapped(*args, **kwargs)
     name = args[0] if args else kwargs.get("name")
     try:
