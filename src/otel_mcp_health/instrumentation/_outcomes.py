@@ -210,7 +210,7 @@ def after_success(
         return
     if not isinstance(policy, Verifier):
         return
-    if result_is_error(result) is not False or slot.output_schema_valid is False:
+    if result_is_error(result) is not False or record.output_schema_valid is False:
         return  # the execution layer failed: there is no promised artefact to verify
     call = _context(name, arguments, result)
     if record.borrowed:

@@ -273,18 +273,16 @@ def on_sdk_span_exit(record: RequestRecord, exc: BaseException | None) -> None:
         record.written = False
 
 
-def on_validated(record: RequestRecord, slot: Slot) -> None:
-    """``call_tool``'s output-schema check ran: its verdict joins the call's evidence."""
-    if slot.output_schema_valid is not None:
-        record.output_schema_valid = slot.output_schema_valid
-
-
 def output_schema_checked(slot: Slot, session: Any, name: Any, exc: BaseException | None) -> None:
-    """``validate_tool_result`` returned or raised: valid, invalid, or no schema (absent)."""
+    """``validate_tool_result`` returned or raised: valid, invalid, or no schema (absent). It
+    runs after the dispatcher returned, while ``call_tool`` still holds the call's record."""
+    record = slot.record
+    if record is None:
+        return
     if exc is not None:
-        slot.output_schema_valid = False
+        record.output_schema_valid = False
     elif getattr(session, "_tool_output_schemas", {}).get(name) is not None:
-        slot.output_schema_valid = True
+        record.output_schema_valid = True
 
 
 def _missing_evidence(telemetry: Telemetry, state: SessionState) -> tuple[str, ...]:

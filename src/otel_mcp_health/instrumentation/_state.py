@@ -250,7 +250,6 @@ class Slot:
 
     method: str | None
     record: RequestRecord | None = None
-    output_schema_valid: bool | None = None
     #: Evidence known before the request exists (call-time contract check), put on its span.
     attributes: dict[str, Any] = field(default_factory=dict)
     #: The tool's ``readOnlyHint`` at call time, for the call's evidence record.

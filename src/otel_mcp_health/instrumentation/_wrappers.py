@@ -137,24 +137,32 @@ def _finish_slot(telemetry: Telemetry, slot: Slot, exc: BaseException | None) ->
         return
     if exc is not None:
         fenced("request error", _result_hooks.on_error, record, exc)
-    fenced("output schema", _request_hooks.on_validated, record, slot)
     fenced("request end", _request_hooks.finish, telemetry, record)
 
 
-async def send_request(
+def send_request(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> Any:
-    """``ClientSession.send_request``: keep the span open through result validation."""
+    """``ClientSession.send_request``: keep the span open through result validation.
+
+    With nothing to add, the SDK's own awaitable is handed back as it is (no extra coroutine).
+    """
     current = _state.SLOT.get()
     if current is not None and current.record is None:  # an outer wrapper's slot: it ends it
-        return await wrapped(*args, **kwargs)
+        return wrapped(*args, **kwargs)
     telemetry = active(configured)
     if telemetry is None or instance not in _state.SESSIONS:
-        return await wrapped(*args, **kwargs)
+        return wrapped(*args, **kwargs)
+    return _claimed_request(telemetry, wrapped, args, kwargs)
+
+
+async def _claimed_request(
+    telemetry: Telemetry, wrapped: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
     slot = Slot(method=None)
     token = _state.SLOT.set(slot)
     try:
