@@ -12,7 +12,9 @@ The one inference is authorization on a transport without an authorization excha
 (``network.transport = pipe``, or an in-process session that records no transport at all): that
 layer is ``not_applicable``, exactly like ``"authorization": null`` in an evidence file.
 
-:mod:`.call` holds one exchange, one ``tools/call`` and the flags of a call still in flight;
+:mod:`.call` holds one exchange, one ``tools/call``, one request as it ended
+(:func:`encode_request`: what the instrumentation writes once, at a request's end) and the flags of
+a call still in flight;
 :mod:`.session` the connection, the handshake, catalog pages (origin, place in the chain) and
 progress.
 """

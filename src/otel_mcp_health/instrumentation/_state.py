@@ -10,7 +10,8 @@ Three kinds of state, all process-local and never exported as such:
   identity, the negotiated version, the running ``tools/list`` traversal and the tools of the last
   complete application discovery (for the call-time contract check, docs/model.md#catalog).
 * Per-request records, handed between nested hooks through context variables:
-  :class:`RequestRecord` (one per JSON-RPC request, owns the one CLIENT span) and :class:`Slot`
+  :class:`RequestRecord` (one per JSON-RPC request, owns the one CLIENT span and keeps the raw
+  observations written on it when the request ends) and :class:`Slot`
   (an outer wrapper -- ``call_tool`` or ``send_request`` -- that keeps the span open until it has
   seen what happens *after* the dispatcher returned: result validation, output-schema check).
 """
