@@ -29,6 +29,7 @@ from otel_mcp_health.core.evidence import (
     ProgressEvent,
     ProgressEvidence,
     ProtocolEvidence,
+    RequestEvidence,
     ToolCallCheck,
     TransportEvidence,
 )
@@ -171,6 +172,24 @@ _PROGRESS = st.builds(
 @given(calls())
 def test_a_call_round_trips(call: CallEvidence) -> None:
     assert _codec.decode_call(_codec.encode_call(call)) == call
+
+
+@st.composite
+def requests(draw: st.DrawFn) -> RequestEvidence:
+    """A request as it ended: a write without a transport outcome only when there is none."""
+    call = draw(calls())
+    return RequestEvidence(
+        call=call,
+        request_id=draw(st.none() | _TEXT),
+        request_written=draw(_OPT_BOOL) if call.transport is None else None,
+        cancelled=draw(st.booleans()),
+        error_type=draw(st.none() | _TEXT),
+    )
+
+
+@given(requests())
+def test_a_request_round_trips(request: RequestEvidence) -> None:
+    assert _codec.decode_request(_codec.encode_request(request)) == request
 
 
 @given(_CHECKS)

@@ -12,7 +12,9 @@ The one inference is authorization on a transport without an authorization excha
 (``network.transport = pipe``, or an in-process session that records no transport at all): that
 layer is ``not_applicable``, exactly like ``"authorization": null`` in an evidence file.
 
-:mod:`.call` holds one exchange, one ``tools/call`` and the flags of a call still in flight;
+:mod:`.call` holds one exchange, one ``tools/call``, one request as it ended
+(:func:`encode_request`: what the instrumentation writes once, at a request's end) and the flags of
+a call still in flight;
 :mod:`.session` the connection, the handshake, catalog pages (origin, place in the chain) and
 progress.
 """
@@ -27,6 +29,7 @@ from otel_mcp_health._codec.call import (
     decode_outcome,
     decode_pending,
     decode_protocol,
+    decode_request,
     decode_tool_call_check,
     decode_transport,
     decode_waiting_for_user,
@@ -44,6 +47,7 @@ from otel_mcp_health._codec.call import (
     encode_protocol,
     encode_read_only,
     encode_receipt,
+    encode_request,
     encode_rpc_code,
     encode_tool_call_check,
     encode_transport,
@@ -96,6 +100,7 @@ __all__ = [
     "decode_pending",
     "decode_progress",
     "decode_protocol",
+    "decode_request",
     "decode_tool_call_check",
     "decode_transport",
     "decode_waiting_for_user",
@@ -124,6 +129,7 @@ __all__ = [
     "encode_protocol",
     "encode_read_only",
     "encode_receipt",
+    "encode_request",
     "encode_rpc_code",
     "encode_tool_call_check",
     "encode_tools_capability",

@@ -26,6 +26,7 @@ from otel_mcp_health.core.evidence import (
     NotApplicable,
     OutcomeEvidence,
     ProtocolEvidence,
+    RequestEvidence,
     ToolCallCheck,
     TransportEvidence,
 )
@@ -261,6 +262,33 @@ def decode_call(attrs: Attributes) -> CallEvidence:
         effect=decode_effect(attrs),
         outcome=decode_outcome(attrs),
         missing=read_names(attrs, A.EVIDENCE_MISSING),
+    )
+
+
+def encode_request(request: RequestEvidence) -> dict[str, Any]:
+    """A request's evidence as it ended: the attributes its span gets, in one write, at its end."""
+    attrs = encode_call(request.call)
+    if request.call.transport is None:
+        attrs.update(encode_delivery(None, request.request_written))
+    if request.cancelled:
+        attrs.update(encode_cancelled())
+    if request.request_id is not None:
+        attrs[A.JSONRPC_REQUEST_ID] = request.request_id
+    if request.error_type is not None:
+        attrs[A.ERROR_TYPE] = request.error_type
+    return attrs
+
+
+def decode_request(attrs: Attributes) -> RequestEvidence:
+    """An ended request span's attributes as its :class:`RequestEvidence`."""
+    call = decode_call(attrs)
+    written = read_bool(attrs, A.TRANSPORT_REQUEST_WRITTEN) if call.transport is None else None
+    return RequestEvidence(
+        call=call,
+        request_id=read_str(attrs, A.JSONRPC_REQUEST_ID),
+        request_written=written,
+        cancelled=decode_cancelled(attrs),
+        error_type=read_str(attrs, A.ERROR_TYPE),
     )
 
 

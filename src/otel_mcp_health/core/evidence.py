@@ -188,6 +188,21 @@ class CallEvidence:
     missing: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestEvidence:
+    """One request as it ended: its exchange layers (for a ``tools/call``, its ``call`` record;
+    other methods fill the transport to execution layers only) and what a call record has no
+    field for: the JSON-RPC id, a write seen without a transport outcome, the host's
+    cancellation and the error class (``error.type``)."""
+
+    call: CallEvidence
+    request_id: str | None = None
+    #: Whether the request was written, when no transport outcome holds it (``call.transport``).
+    request_written: bool | None = None
+    cancelled: bool = False
+    error_type: str | None = None
+
+
 # ----------------------------------------------------------------------------------------------
 # Session (docs/model.md#contract)
 # ----------------------------------------------------------------------------------------------

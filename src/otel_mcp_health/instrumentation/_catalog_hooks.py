@@ -54,10 +54,10 @@ def page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[str
     if record.origin == A.ORIGIN_INTERNAL:
         if cursor is None:
             attrs.update(encode_page_index(0))
-        record.span.set_attributes(attrs)
+        record.deferred.update(attrs)
         return
     _advance(telemetry, record.state, attrs, (cursor_h, next_hash), tools)
-    record.span.set_attributes(attrs)
+    record.deferred.update(attrs)
 
 
 def _advance(

@@ -76,7 +76,7 @@ async def send_raw_request(
 ) -> Any:
     """``JSONRPCDispatcher.send_raw_request`` and ``DirectDispatcher.send_raw_request``."""
     state = _state.DISPATCHERS.get(instance)
-    telemetry = active(configured)
+    telemetry = active(configured) if state is not None else None
     record: RequestRecord | None = None
     slot: Slot | None = None
     if state is not None and telemetry is not None:
@@ -188,7 +188,7 @@ def make_context(
     return wrapped(*args, **kwargs)
 
 
-async def dispatcher_write(
+def dispatcher_write(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
@@ -196,12 +196,14 @@ async def dispatcher_write(
     kwargs: dict[str, Any],
 ) -> Any:
     """``JSONRPCDispatcher._write``: the moment a request may reach the server (a cancellation
-    before it is no call, after it is silence)."""
+    before it is no call, after it is silence). Observed as the write is called; the SDK's own
+    awaitable is handed back as it is (no extra coroutine on every write)."""
     record = _state.REQUEST.get()
-    if record is not None and active(configured) is not None:
+    # Once the request itself was written (``on_write``), later writes pass untouched.
+    if record is not None and record.write_started is not True and active(configured) is not None:
         message = args[0] if args else kwargs.get("message")
         fenced("request write", _request_hooks.on_write, record, message)
-    return await wrapped(*args, **kwargs)
+    return wrapped(*args, **kwargs)
 
 
 @contextmanager

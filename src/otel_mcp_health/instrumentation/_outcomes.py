@@ -39,12 +39,11 @@ from otel_mcp_health.core.bounds import cap
 from otel_mcp_health.core.evidence import (
     CallEvidence,
     EffectEvidence,
-    ExecutionEvidence,
     OutcomeEvidence,
-    TransportEvidence,
 )
 from otel_mcp_health.core.layers import is_silent
-from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED, TransportOutcome
+from otel_mcp_health.core.observations import request_evidence
+from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED
 from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._sdk import result_is_error
 from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, Slot, Telemetry
@@ -52,13 +51,13 @@ from otel_mcp_health.verifiers import CallContext, Receipt, Verifier, VerifierRu
 
 _logger = logging.getLogger(__name__)
 #: A call whose effect needs no proof (its verifier policy says so): no receipt will come.
-_NOT_REQUIRED: Final = encode_outcome(OutcomeEvidence(method=OUTCOME_NOT_REQUIRED, passed=None))
+_NOT_REQUIRED_OUTCOME: Final = OutcomeEvidence(method=OUTCOME_NOT_REQUIRED, passed=None)
+_NOT_REQUIRED: Final = encode_outcome(_NOT_REQUIRED_OUTCOME)
 
 #: Per-process key of the argument digests: equal arguments match inside one process only.
 _ARGUMENT_KEY: Final = secrets.token_bytes(32)
 #: Unreconciled silent calls remembered at once (oldest forgotten first).
 MAX_UNRECONCILED: Final = 4096
-_OUTCOMES: Final = frozenset(outcome.value for outcome in TransportOutcome)
 
 
 def argument_digest(arguments: Any) -> str:
@@ -167,15 +166,8 @@ def after_failure(record: RequestRecord, slot: Slot, name: Any) -> None:
 
 
 def _silence_evidence(record: RequestRecord) -> CallEvidence:
-    """What the core's one silence rule reads, from the request's in-memory record."""
-    transport: TransportEvidence | None = None
-    if record.transport_outcome in _OUTCOMES:
-        transport = TransportEvidence(
-            outcome=TransportOutcome(record.transport_outcome), request_written=record.written
-        )
-    return CallEvidence(
-        transport=transport, execution=ExecutionEvidence(timed_out=record.timed_out)
-    )
+    """What the core's one silence rule reads: the call record built from the observations."""
+    return request_evidence(record, network=record.state.network_transport).call
 
 
 def _context(name: str, arguments: Any, result: Any) -> CallContext:
@@ -214,11 +206,11 @@ def after_success(
     if policy is None:
         return
     if policy == OUTCOME_NOT_REQUIRED:
-        record.span.set_attributes(_NOT_REQUIRED)
+        record.outcome = _NOT_REQUIRED_OUTCOME
         return
     if not isinstance(policy, Verifier):
         return
-    if result_is_error(result) is not False or slot.output_schema_valid is False:
+    if result_is_error(result) is not False or record.output_schema_valid is False:
         return  # the execution layer failed: there is no promised artefact to verify
     call = _context(name, arguments, result)
     if record.borrowed:

@@ -13,21 +13,18 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from opentelemetry.trace import SpanKind, Status, StatusCode, get_current_span
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, get_current_span
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health._codec import (
     encode_clocks,
     encode_contract,
-    encode_delivery,
     encode_era,
-    encode_execution,
-    encode_missing,
     encode_origin,
     encode_page,
     encode_page_index,
     encode_progress_notification,
-    encode_read_only,
+    encode_request,
     encode_versions,
 )
 from otel_mcp_health.core.bounds import cap, cap_names
@@ -36,7 +33,8 @@ from otel_mcp_health.core.catalog import (
     UNKNOWN_TOOL_CALLED,
     missing_required,
 )
-from otel_mcp_health.core.evidence import ExecutionEvidence, Page
+from otel_mcp_health.core.evidence import Page
+from otel_mcp_health.core.observations import request_evidence
 from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._sdk import (
     CONNECTION_CLOSED,
@@ -74,41 +72,39 @@ def begin_request(
     params = params if isinstance(params, Mapping) else {}
     target = params.get("name") if method in _NAMED_METHODS else None
     target = cap(target) if isinstance(target, str) else None  # server-chosen: bounded
-    attrs = _request_attributes(state, method)
+    start = state.start_attributes()
+    attrs = {A.MCP_METHOD_NAME: method, **start}
     origin = _method_attributes(
         attrs, telemetry, method, params=params, target=target, opts=opts, slot=slot
     )
-    outer = get_current_span()
-    borrowed = _is_outer_client_span(outer, method)
-    if borrowed:
-        outer.set_attributes(attrs)
-        span = outer
-    else:
-        name = f"{method} {target}" if target is not None else method
-        span = telemetry.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attrs)
+    span, borrowed = _start_span(telemetry, method, target, attrs)
     record = RequestRecord(
         state=state,
         method=method,
         span=span,
         params=params,
         tool_name=target,
+        read_only=slot.read_only if slot is not None and slot.method == method else None,
         origin=origin,
         recording=span.is_recording(),
         borrowed=borrowed,
+        start_attributes=start,
     )
     if method == "tools/call":
         state.open_calls.add(record)
     return record
 
 
-def _request_attributes(state: SessionState, method: str) -> dict[str, Any]:
-    attrs: dict[str, Any] = {A.MCP_METHOD_NAME: method, A.SESSION_KEY: state.key}
-    attrs.update(state.connection_attributes())
-    if state.network_transport == "tcp":
-        attrs[A.NETWORK_PROTOCOL_NAME] = "http"
-    if state.session_id is not None:
-        attrs[A.MCP_SESSION_ID] = state.session_id
-    return attrs
+def _start_span(
+    telemetry: Telemetry, method: str, target: str | None, attrs: dict[str, Any]
+) -> tuple[Span, bool]:
+    """The request's CLIENT span, or an outer library's span for it (``True``: borrowed)."""
+    outer = get_current_span()
+    if _is_outer_client_span(outer, method):
+        outer.set_attributes(attrs)
+        return outer, True
+    name = f"{method} {target}" if target is not None else method
+    return telemetry.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attrs), False
 
 
 def _method_attributes(
@@ -175,8 +171,7 @@ def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> N
     if tool is None:
         slot.attributes.update(encode_contract(UNKNOWN_TOOL_CALLED))
         return
-    if tool.read_only is not None:
-        slot.attributes.update(encode_read_only(tool.read_only))
+    slot.read_only = tool.read_only
     missing = missing_required(tool.required, arguments if isinstance(arguments, Mapping) else ())
     finding = MISSING_REQUIRED_ARGUMENT if missing else None
     slot.attributes.update(encode_contract(finding, cap_names(missing)))
@@ -247,13 +242,13 @@ def taken_by_session(record: RequestRecord) -> None:
 
 def learn_request_id(record: RequestRecord, request_id: Any) -> None:
     """The request's JSON-RPC id: minted by the wire dispatcher, the in-process peer (2.x) or
-    the session (1.x). Kept on the record so transport hooks can find the request by it."""
+    the session (1.x). Kept on the record; a 1.x session also indexes its open requests by it,
+    for the transport hooks that run outside the request's context."""
     if record.request_id is not None or not isinstance(request_id, str | int):
         return
     record.request_id = str(request_id)
-    record.state.wire_requests[record.request_id] = record
-    if record.recording:
-        record.span.set_attribute(A.JSONRPC_REQUEST_ID, record.request_id)
+    if record.state.by_wire_id:
+        record.state.wire_requests[record.request_id] = record
 
 
 def on_write(record: RequestRecord, message: Any) -> None:
@@ -278,19 +273,16 @@ def on_sdk_span_exit(record: RequestRecord, exc: BaseException | None) -> None:
         record.written = False
 
 
-def on_validated(record: RequestRecord, slot: Slot) -> None:
-    """``call_tool``'s output-schema check ran; put its verdict on the ``tools/call`` span."""
-    if slot.output_schema_valid is not None and record.recording:
-        evidence = ExecutionEvidence(output_schema_valid=slot.output_schema_valid)
-        record.span.set_attributes(encode_execution(evidence))
-
-
 def output_schema_checked(slot: Slot, session: Any, name: Any, exc: BaseException | None) -> None:
-    """``validate_tool_result`` returned or raised: valid, invalid, or no schema (absent)."""
+    """``validate_tool_result`` returned or raised: valid, invalid, or no schema (absent). It
+    runs after the dispatcher returned, while ``call_tool`` still holds the call's record."""
+    record = slot.record
+    if record is None:
+        return
     if exc is not None:
-        slot.output_schema_valid = False
+        record.output_schema_valid = False
     elif getattr(session, "_tool_output_schemas", {}).get(name) is not None:
-        slot.output_schema_valid = True
+        record.output_schema_valid = True
 
 
 def _missing_evidence(telemetry: Telemetry, state: SessionState) -> tuple[str, ...]:
@@ -304,32 +296,39 @@ def _missing_evidence(telemetry: Telemetry, state: SessionState) -> tuple[str, .
 
 
 def finish(telemetry: Telemetry, record: RequestRecord) -> None:
-    """End the request's span once, with its final evidence, and record its duration."""
+    """End the request's span once, with its evidence written once, and record its duration."""
     if record.ended:
         return
     record.ended = True
     record.state.open_calls.discard(record)
-    span = record.span
-    attrs = encode_delivery(record.transport_outcome, record.written)
-    attrs.update(encode_missing(_missing_evidence(telemetry, record.state)))
-    if record.error_type is not None:
-        attrs[A.ERROR_TYPE] = record.error_type
     if record.recording:
-        span.set_attributes(attrs)
-        if record.error_type is not None:
-            span.set_status(Status(StatusCode.ERROR))
-        if record.exception_type is not None:
-            span.add_event(A.EXCEPTION_EVENT, {A.EXCEPTION_TYPE: record.exception_type})
+        _write_evidence(telemetry, record)
     if not record.borrowed and not record.end_deferred:
-        span.end()
-    metric: dict[str, Any] = {A.MCP_METHOD_NAME: record.method}
-    metric.update(record.state.connection_attributes())
-    if record.error_type is not None:
-        metric[A.ERROR_TYPE] = record.error_type
-    if record.tool_name is not None and record.method == "tools/call":
-        metric[A.GEN_AI_TOOL_NAME] = record.tool_name
-        metric[A.GEN_AI_OPERATION_NAME] = A.GEN_AI_OPERATION_EXECUTE_TOOL
-    elapsed = time.perf_counter() - record.started
-    telemetry.operation_duration.record(elapsed, telemetry.operation_labels.apply(metric))
+        record.span.end()
+    _record_duration(telemetry, record)
     if record.on_finished is not None:
         record.on_finished()  # e.g. start the outcome verifier that will end the span
+
+
+def _write_evidence(telemetry: Telemetry, record: RequestRecord) -> None:
+    """The records built from the request's observations, through the codec, in one write."""
+    state = record.state
+    missing = _missing_evidence(telemetry, state)
+    evidence = request_evidence(record, network=state.network_transport, missing=missing)
+    attrs = record.deferred
+    attrs.update(encode_request(evidence))
+    span = record.span
+    span.set_attributes(attrs)
+    if record.error_type is not None:
+        span.set_status(Status(StatusCode.ERROR))
+    if record.exception_type is not None:
+        span.add_event(A.EXCEPTION_EVENT, {A.EXCEPTION_TYPE: record.exception_type})
+
+
+def _record_duration(telemetry: Telemetry, record: RequestRecord) -> None:
+    elapsed = time.perf_counter() - record.started
+    tool = record.tool_name if record.method == "tools/call" else None
+    labels = record.state.operation_labels(
+        telemetry.operation_labels, record.method, tool, record.error_type
+    )
+    telemetry.operation_duration.record(elapsed, labels)

@@ -12,16 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import (
-    encode_cancelled,
-    encode_execution,
-    encode_protocol,
-    encode_rpc_code,
-    encode_tools_capability,
-    encode_versions,
-)
+from otel_mcp_health._codec import encode_rpc_code, encode_tools_capability, encode_versions
 from otel_mcp_health.core.bounds import cap
-from otel_mcp_health.core.evidence import ExecutionEvidence, ProtocolEvidence
 from otel_mcp_health.core.failures import is_cancellation
 from otel_mcp_health.core.vocabulary import TransportOutcome
 from otel_mcp_health.instrumentation import _catalog_hooks
@@ -37,7 +29,7 @@ from otel_mcp_health.instrumentation._sdk import (
 from otel_mcp_health.instrumentation._state import RequestRecord, Telemetry
 
 _SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
-_TIMED_OUT = encode_execution(ExecutionEvidence(timed_out=True))
+_OK = TransportOutcome.OK.value
 
 
 def on_result(telemetry: Telemetry, record: RequestRecord, result: Any) -> None:
@@ -47,7 +39,7 @@ def on_result(telemetry: Telemetry, record: RequestRecord, result: Any) -> None:
     if record.written is None:
         record.written = True
     if record.transport_outcome is None:
-        record.transport_outcome = TransportOutcome.OK.value
+        record.transport_outcome = _OK
     if not isinstance(result, Mapping):
         return
     if record.method in HANDSHAKE_METHODS:
@@ -57,9 +49,8 @@ def on_result(telemetry: Telemetry, record: RequestRecord, result: Any) -> None:
     if record.method == "tools/list":
         _catalog_hooks.page_result(telemetry, record, result)
     elif record.method == "tools/call" and ("content" in result or "isError" in result):
-        is_error = result.get("isError") is True
-        record.span.set_attributes(encode_execution(ExecutionEvidence(is_error=is_error)))
-        if is_error:
+        record.is_error = result.get("isError") is True
+        if record.is_error:
             record.error_type = A.ERROR_TYPE_TOOL_ERROR
 
 
@@ -87,8 +78,7 @@ def _handshake_result(record: RequestRecord, result: Mapping[str, Any]) -> None:
             state.server_name = attrs[A.SERVER_NAME] = cap(info["name"])
         if isinstance(info.get("version"), str):
             state.server_version = attrs[A.SERVER_VERSION] = cap(info["version"])
-    if record.recording:
-        record.span.set_attributes(attrs)
+    record.deferred.update(attrs)
 
 
 def on_error(record: RequestRecord, exc: BaseException) -> None:
@@ -100,35 +90,31 @@ def on_error(record: RequestRecord, exc: BaseException) -> None:
         return
     record.exception_type = type(exc).__qualname__
     code = mcp_code(exc)
-    attrs: dict[str, Any] = {}
     if code is not None:
-        _sdk_error(record, code, attrs)
+        _sdk_error(record, code)
     elif is_cancellation(exc):
-        _host_cancelled(record, attrs)
+        _host_cancelled(record)
     elif is_validation_error(exc):
-        attrs.update(encode_protocol(ProtocolEvidence(result_valid=False)))
+        record.result_valid = False
         record.error_type = record.exception_type
-    elif record.transport_outcome not in (None, TransportOutcome.OK.value):
+    elif record.transport_outcome not in (None, _OK):
         record.error_type = record.transport_outcome
     else:
         record.error_type = record.exception_type
-    if record.recording and attrs:
-        record.span.set_attributes(attrs)
 
 
-def _sdk_error(record: RequestRecord, code: int, attrs: dict[str, Any]) -> None:
+def _sdk_error(record: RequestRecord, code: int) -> None:
     """An ``MCPError``: a timeout, a closed connection, an HTTP status or a JSON-RPC error."""
     if code == REQUEST_TIMEOUT:
         record.timed_out = True
-        attrs.update(_TIMED_OUT)
         record.written = True if record.written is None else record.written
         if record.transport_outcome is None:  # delivered; only the answer did not come in time
-            record.transport_outcome = TransportOutcome.OK.value
+            record.transport_outcome = _OK
         record.error_type = A.ERROR_TYPE_TIMEOUT
     elif code == CONNECTION_CLOSED:
         if not record.sdk_span_entered and record.written is None and record.http_status is None:
             record.written = False  # refused before anything was sent (session already closed)
-        if record.transport_outcome in (None, TransportOutcome.OK.value):
+        if record.transport_outcome in (None, _OK):
             pipe = record.state.network_transport == "pipe"
             record.transport_outcome = (
                 TransportOutcome.PROCESS_EXIT if pipe else TransportOutcome.CONNECTION_LOST
@@ -141,25 +127,23 @@ def _sdk_error(record: RequestRecord, code: int, attrs: dict[str, Any]) -> None:
     else:
         record.answered = True
         if record.transport_outcome is None:
-            record.transport_outcome = TransportOutcome.OK.value
+            record.transport_outcome = _OK
         if record.written is None:
             record.written = True
-        attrs.update(encode_protocol(ProtocolEvidence(error_code=code)))
+        record.error_code = code
         record.error_type = encode_rpc_code(code)
 
 
-def _host_cancelled(record: RequestRecord, attrs: dict[str, Any]) -> None:
+def _host_cancelled(record: RequestRecord) -> None:
     """The host stopped waiting (docs/model.md#silence): whoever stopped waiting, silence after a
     possible write is silence, recorded as a timeout; before the write there was no call."""
     record.cancelled = True
     record.error_type = record.exception_type
-    attrs.update(encode_cancelled())
     if record.answered:
         return  # the answer had arrived: the host only abandoned what came after it
     if record.write_started is False or record.written is False:
         record.written = False
         return
     record.timed_out = True
-    attrs.update(_TIMED_OUT)
     if record.written is True and record.transport_outcome is None:
-        record.transport_outcome = TransportOutcome.OK.value
+        record.transport_outcome = _OK

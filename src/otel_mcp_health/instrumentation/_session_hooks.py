@@ -24,9 +24,9 @@ from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, 
 
 def register_session(session: Any) -> None:
     """Give a new ``ClientSession`` its state (random key) and learn a stdio transport."""
-    state = SessionState(session_ref=weakref.ref(session))
     # mcp 1.x has no dispatcher: the session sends its requests itself.
     dispatcher = getattr(session, "_dispatcher", session)
+    state = SessionState(session_ref=weakref.ref(session), by_wire_id=dispatcher is session)
     _state.SESSIONS[session] = state
     _state.DISPATCHERS[dispatcher] = state
     inbound = getattr(getattr(session, "_read_stream", None), "_state", None)
@@ -58,7 +58,7 @@ def session_ended(telemetry: Telemetry, session: Any, exc: BaseException | None)
         return
     elapsed = (time.perf_counter_ns() - state.started_ns) / 1e9
     state.started_ns = None
-    attrs = state.connection_attributes()
+    attrs = dict(state.connection_attributes())
     if exc is not None:
         attrs[A.ERROR_TYPE] = error_type_of(leaf(exc))
     telemetry.session_duration.record(elapsed, telemetry.session_labels.apply(attrs))

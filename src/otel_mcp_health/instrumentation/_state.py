@@ -10,7 +10,8 @@ Three kinds of state, all process-local and never exported as such:
   identity, the negotiated version, the running ``tools/list`` traversal and the tools of the last
   complete application discovery (for the call-time contract check, docs/model.md#catalog).
 * Per-request records, handed between nested hooks through context variables:
-  :class:`RequestRecord` (one per JSON-RPC request, owns the one CLIENT span) and :class:`Slot`
+  :class:`RequestRecord` (one per JSON-RPC request, owns the one CLIENT span and keeps the raw
+  observations written on it when the request ends) and :class:`Slot`
   (an outer wrapper -- ``call_tool`` or ``send_request`` -- that keeps the span open until it has
   seen what happens *after* the dispatcher returned: result validation, output-schema check).
 """
@@ -33,6 +34,7 @@ from opentelemetry.trace import Span, Tracer
 from otel_mcp_health import attributes as A
 from otel_mcp_health._codec import Connection, encode_connection
 from otel_mcp_health.core.bounds import LabelBudget
+from otel_mcp_health.core.observations import Observed
 from otel_mcp_health.core.traversal import CursorChain
 
 #: Per-process key of the cursor hash: equal cursors hash equal inside one process, and a hash
@@ -47,6 +49,8 @@ def cursor_hash(cursor: str) -> str:
     ).hexdigest()[:16]
 
 
+#: Duration label sets a session keeps (distinct method, tool and error type combinations).
+_MAX_LABEL_SETS = 256
 #: Metric labels whose values a server or the network chooses (docs/attributes.md#bounds).
 OPEN_LABELS = (
     A.GEN_AI_TOOL_NAME,
@@ -117,20 +121,74 @@ class SessionState:
     #: ``tools/call`` requests whose span is still open (weakly held: never keeps one alive).
     open_calls: weakref.WeakSet[RequestRecord] = field(default_factory=weakref.WeakSet)
     #: mcp 1.x: open requests by JSON-RPC id, for the transport hooks that run outside the
-    #: request's context (the 1.x transports carry no context with a message).
+    #: request's context (the 1.x transports carry no context with a message). Kept only for
+    #: a 1.x session (``by_wire_id``): 2.x hooks find a request through its context.
+    by_wire_id: bool = False
     wire_requests: weakref.WeakValueDictionary[str, RequestRecord] = field(
         default_factory=weakref.WeakValueDictionary
     )
+    #: What :meth:`connection_attributes` and :meth:`start_attributes` were built from, and
+    #: what they built: rebuilt only when the version, transport or session id changed.
+    _built_from: tuple[Any, ...] | None = field(default=None, init=False, repr=False)
+    _connection: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    _start: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    #: Bounded duration labels by (budget, method, tool, error type), with the same lifetime.
+    _labels: dict[tuple[Any, ...], dict[str, Any]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     def connection_attributes(self) -> dict[str, Any]:
-        """Version, transport and server identity: on every span and duration of the session."""
+        """Version, transport and server identity: on every span and duration of the session.
+
+        Shared and read-only: copy before adding to it.
+        """
+        self._refresh()
+        return self._connection
+
+    def start_attributes(self) -> dict[str, Any]:
+        """The session's part of every request span's start attributes (shared, read-only)."""
+        self._refresh()
+        return self._start
+
+    def operation_labels(
+        self, budget: LabelBudget, method: str, tool: str | None, error_type: str | None
+    ) -> dict[str, Any]:
+        """The bounded labels of one request's duration (shared, read-only). Kept: once the
+        budget admitted or folded a value, it answers the same for it ever after."""
+        self._refresh()
+        key = (budget, method, tool, error_type)
+        labels = self._labels.get(key)
+        if labels is None:
+            metric = {A.MCP_METHOD_NAME: method, **self._connection}
+            if error_type is not None:
+                metric[A.ERROR_TYPE] = error_type
+            if tool is not None:
+                metric[A.GEN_AI_TOOL_NAME] = tool
+                metric[A.GEN_AI_OPERATION_NAME] = A.GEN_AI_OPERATION_EXECUTE_TOOL
+            labels = budget.apply(metric)
+            if len(self._labels) < _MAX_LABEL_SETS:
+                self._labels[key] = labels
+        return labels
+
+    def _refresh(self) -> None:
+        version = self.current_protocol_version()
+        built_from = (version, self.network_transport, self.server_port, self.session_id)
+        if built_from == self._built_from:
+            return
         connection = Connection(
-            protocol_version=self.current_protocol_version(),
+            protocol_version=version,
             network_transport=self.network_transport,
             server_address=self.server_address,
             server_port=self.server_port,
         )
-        return encode_connection(connection)
+        self._connection = encode_connection(connection)
+        start = {A.SESSION_KEY: self.key, **self._connection}
+        if self.network_transport == "tcp":
+            start[A.NETWORK_PROTOCOL_NAME] = "http"
+        if self.session_id is not None:
+            start[A.MCP_SESSION_ID] = self.session_id
+        self._start, self._built_from = start, built_from
+        self._labels = {}
 
     def current_protocol_version(self) -> str | None:
         """The negotiated version: the session's own view first, then what the handshake said."""
@@ -163,37 +221,25 @@ def session_state(target: Any) -> SessionState | None:
 
 
 @dataclass(slots=True, weakref_slot=True, eq=False, kw_only=True)
-class RequestRecord:
-    """Evidence about one outbound JSON-RPC request, gathered while its span is open."""
+class RequestRecord(Observed):
+    """One outbound JSON-RPC request: its raw observations (:class:`Observed`, written to the
+    span once, when it ends) and what only the shell holds (span, session, clocks, params)."""
 
     state: SessionState
-    method: str
     span: Span
     started: float = field(default_factory=time.perf_counter)
     params: Any = None
-    request_id: str | None = None
-    tool_name: str | None = None
     origin: str | None = None
     recording: bool = True
     #: The span belongs to an outer instrumentation of the same request: enrich, never end it.
     borrowed: bool = False
     sdk_span_entered: bool = False
     ended: bool = False
-    # transport / authorization (HTTP hooks fill these in)
-    http_status: int | None = None
-    http_json_body: bool = False
-    transport_outcome: str | None = None
-    written: bool | None = None
-    #: Whether the SDK started writing the request: ``None`` where it cannot be seen (the direct
-    #: in-process dispatcher), ``False`` once the SDK's span block began, ``True`` at the write.
-    write_started: bool | None = None
-    #: A response (result or error envelope) arrived.
-    answered: bool = False
-    timed_out: bool = False
-    cancelled: bool = False
-    # outcome
-    error_type: str | None = None
-    exception_type: str | None = None
+    #: The session's start attributes the span started with (:meth:`SessionState.start_attributes`).
+    start_attributes: dict[str, Any] | None = None
+    #: Attributes a hook encoded from what it saw and did not keep (the connection learned at the
+    #: POST, a handshake result, a catalog page), written with the request's evidence at its end.
+    deferred: dict[str, Any] = field(default_factory=dict)
     #: An outcome verifier owns the span's end (``finish`` leaves it open and starts it).
     end_deferred: bool = False
     on_finished: Callable[[], None] | None = None
@@ -205,9 +251,10 @@ class Slot:
 
     method: str | None
     record: RequestRecord | None = None
-    output_schema_valid: bool | None = None
     #: Evidence known before the request exists (call-time contract check), put on its span.
     attributes: dict[str, Any] = field(default_factory=dict)
+    #: The tool's ``readOnlyHint`` at call time, for the call's evidence record.
+    read_only: bool | None = None
     #: The call's arguments (a reference, never copied or exported) and their keyed digest,
     #: computed only when retry correlation needs it (in memory only).
     arguments: Any = None

@@ -12,16 +12,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import encode_authorization
 from otel_mcp_health.core.bounds import cap
-from otel_mcp_health.core.evidence import AuthorizationEvidence
 from otel_mcp_health.core.failures import classify_transport_failure, leaf, parse_www_authenticate
 from otel_mcp_health.core.vocabulary import AuthError, TransportOutcome
 from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._state import RequestRecord
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_OAUTH_ERROR = encode_authorization(AuthorizationEvidence(error=AuthError.OAUTH_ERROR))
 
 
 def on_http_request(record: RequestRecord, transport: Any) -> None:
@@ -35,12 +32,9 @@ def on_http_request(record: RequestRecord, transport: Any) -> None:
     session_id = getattr(transport, "session_id", None)
     if isinstance(session_id, str):
         state.session_id = cap(session_id)
-    if record.recording:
-        attrs = state.connection_attributes()
-        attrs[A.NETWORK_PROTOCOL_NAME] = "http"
-        if state.session_id is not None:
-            attrs[A.MCP_SESSION_ID] = state.session_id
-        record.span.set_attributes(attrs)
+    start = state.start_attributes()
+    if start is not record.start_attributes:  # learned since the span started
+        record.deferred.update(start)
 
 
 def post_matches(record: RequestRecord, post_ctx: Any) -> bool:
@@ -77,15 +71,11 @@ def on_http_response(record: RequestRecord, response: Any) -> None:
     scopes: tuple[str, ...] = ()
     if status in (401, 403):
         error, scopes = parse_www_authenticate(headers.get("www-authenticate"))
-    challenge = AuthorizationEvidence(
-        http_status=status, error=AuthError(error) if error is not None else None, scope=scopes
-    )
-    attrs = encode_authorization(challenge)
+    record.auth_error = AuthError(error) if error is not None else None
+    record.auth_scope = scopes
     session_id = headers.get("mcp-session-id")
     if isinstance(session_id, str) and session_id:
-        record.state.session_id = attrs[A.MCP_SESSION_ID] = cap(session_id)
-    if record.recording:
-        record.span.set_attributes(attrs)
+        record.state.session_id = record.deferred[A.MCP_SESSION_ID] = cap(session_id)
 
 
 def on_http_error(record: RequestRecord, exc: BaseException) -> None:
@@ -107,8 +97,7 @@ def on_http_error(record: RequestRecord, exc: BaseException) -> None:
         # The OAuth flow starts from the server's 401/403: the exchange itself worked.
         outcome = outcome or TransportOutcome.OK.value
         written = True if written is None else written
-        if record.recording:
-            record.span.set_attributes(_OAUTH_ERROR)
+        record.auth_error = AuthError.OAUTH_ERROR
         record.error_type = AuthError.OAUTH_ERROR.value
     if outcome is not None:
         record.transport_outcome = outcome

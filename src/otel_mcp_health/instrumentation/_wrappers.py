@@ -137,26 +137,32 @@ def _finish_slot(telemetry: Telemetry, slot: Slot, exc: BaseException | None) ->
         return
     if exc is not None:
         fenced("request error", _result_hooks.on_error, record, exc)
-    fenced("output schema", _request_hooks.on_validated, record, slot)
     fenced("request end", _request_hooks.finish, telemetry, record)
 
 
-async def send_request(
+def send_request(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> Any:
-    """``ClientSession.send_request``: keep the span open through result validation."""
-    telemetry = active(configured)
+    """``ClientSession.send_request``: keep the span open through result validation.
+
+    With nothing to add, the SDK's own awaitable is handed back as it is (no extra coroutine).
+    """
     current = _state.SLOT.get()
-    if (
-        telemetry is None
-        or instance not in _state.SESSIONS
-        or (current is not None and current.record is None)
-    ):
-        return await wrapped(*args, **kwargs)
+    if current is not None and current.record is None:  # an outer wrapper's slot: it ends it
+        return wrapped(*args, **kwargs)
+    telemetry = active(configured)
+    if telemetry is None or instance not in _state.SESSIONS:
+        return wrapped(*args, **kwargs)
+    return _claimed_request(telemetry, wrapped, args, kwargs)
+
+
+async def _claimed_request(
+    telemetry: Telemetry, wrapped: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
     slot = Slot(method=None)
     token = _state.SLOT.set(slot)
     try:
@@ -214,9 +220,11 @@ async def validate_tool_result(
 ) -> Any:
     """``ClientSession.validate_tool_result``: the SDK's output-schema check, raised after the
     request span's dispatcher block ended -- attributed here to the still-open ``tools/call`` span.
+
+    Only ``call_tool`` sets a ``tools/call`` slot, and only while instrumentation is enabled.
     """
     slot = _state.SLOT.get()
-    if active(configured) is None or slot is None or slot.method != "tools/call":
+    if slot is None or slot.method != "tools/call":
         return await wrapped(*args, **kwargs)
     name = args[0] if args else kwargs.get("name")
     try:
