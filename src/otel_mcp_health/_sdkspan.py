@@ -30,6 +30,18 @@ def attributes(span: ReadableSpan) -> Mapping[str, Any]:
     return dict(span.attributes or {})
 
 
+def open_attributes(span: ReadableSpan) -> Mapping[str, Any]:
+    """The attributes of a span that may still be open, for single-key reads only (never iterate
+    or modify it: the span's owner may be adding attributes). An SDK span's inner dict is read in
+    place (one ``get`` is atomic); any other span's through its public property."""
+    bounded = getattr(span, "_attributes", None)
+    if type(bounded) is BoundedAttributes:
+        inner = getattr(bounded, "_dict", None)
+        if type(inner) is dict:
+            return inner
+    return span.attributes or {}
+
+
 def events(span: ReadableSpan) -> Sequence[Event]:
     """``span.events``."""
     found = _items(getattr(span, "_events", None))

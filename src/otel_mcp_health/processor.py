@@ -121,12 +121,12 @@ behind its lock; ``on_end`` does no I/O beyond what the downstream processor doe
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
@@ -144,6 +144,9 @@ from otel_mcp_health.metrics import HealthMetrics
 _logger = logging.getLogger(__name__)
 _NS_PER_S = 1_000_000_000
 _TOOLS_CALL = "tools/call"
+_CLIENT = SpanKind.CLIENT
+_SCOPE = _spans.INSTRUMENTATION_SCOPE
+_SESSION_KEY = A.SESSION_KEY
 #: Live ``tools/call`` spans tracked for the in-flight gauge.
 _MAX_LIVE = 10_000
 
@@ -186,8 +189,9 @@ class McpHealthSpanProcessor(SpanProcessor):
             max_pages=max_pages,
         )
         self._enabled = options.enabled
-        self._live_lock = threading.Lock()
-        #: Open ``tools/call`` spans: span id -> (span, session key, ``None`` for a borrowed span)
+        #: Open ``tools/call`` spans: span id -> (span, session key, ``None`` for a borrowed span).
+        #: No lock: each dict operation is atomic (the GIL, or the dict's own lock on free-threaded
+        #: builds), and readers iterate over a snapshot.
         self._live: dict[int, tuple[Span, str | None]] = {}
         self._shutdown = False
         self._held = HeldCalls()
@@ -220,7 +224,17 @@ class McpHealthSpanProcessor(SpanProcessor):
         """Track in-flight ``tools/call`` spans for the live gauge, then forward."""
         if self._enabled:
             try:
-                self._track(span)
+                if type(span) is Span:  # the SDK's: its fields read directly (see ``_sdkspan``)
+                    scope, kind = span._instrumentation_scope, span._kind
+                else:
+                    scope, kind = span.instrumentation_scope, span.kind
+                if scope is not None and scope.name == _SCOPE:
+                    self._track(span)
+                elif kind is _CLIENT and len(self._live) < _MAX_LIVE:
+                    # Another library's CLIENT span: our instrumentation may enrich it with a
+                    # session key once its request starts (read when counting: a borrowed span
+                    # is a live call only if it then carries our evidence).
+                    self._live[span.context.span_id] = (span, None)
             except Exception:
                 _logger.debug("mcp_health: on_start failed", exc_info=True)
         for processor in self._downstream:
@@ -239,20 +253,50 @@ class McpHealthSpanProcessor(SpanProcessor):
     def on_end(self, span: ReadableSpan) -> None:
         """Forward an enriched copy of an MCP span (the original on any error of ours)."""
         forwarded = span
-        if self._enabled and _spans.carries_evidence(span):
+        if self._enabled:
+            # Every span of the process ends here, so the SDK's own ReadableSpan gets
+            # ``_spans.evidence`` inlined, its fields read directly (see ``_sdkspan``).
+            if type(span) is ReadableSpan:
+                scope = span._instrumentation_scope
+                if scope is not None and scope.name == _SCOPE:
+                    attrs = _sdkspan.attributes(span)
+                elif span._kind is not _CLIENT:
+                    attrs = None
+                elif type(bounded := span._attributes) is BoundedAttributes and (
+                    bounded._immutable is True and type(inner := bounded._dict) is dict
+                ):
+                    attrs = inner if _SESSION_KEY in inner else None
+                else:
+                    attrs = _spans.evidence(span)
+            else:
+                attrs = _spans.evidence(span)
+            if attrs is not None:
+                judged = self._judged(span, attrs)
+                if judged is None:
+                    return  # held for its receipt
+                forwarded = judged
+            elif self._live and span.kind is _CLIENT and span.context is not None:
+                self._live.pop(span.context.span_id, None)  # tracked, never got our evidence
+        for processor in self._downstream:
             try:
-                held, receipt = self._held.call_ended(span, span.attributes or {})
-                if held:
-                    self._forget(span.context.span_id)  # forwarded with its receipt
-                    return
-                forwarded = self._enrich(span, receipt)
-                if span.name == A.OUTCOME_SPAN_NAME:
-                    self._complete(span)
-            except Exception:
-                _logger.debug("mcp_health: deriving verdicts failed", exc_info=True)
-        elif self._live and self._enabled and span.context is not None:
-            self._forget(span.context.span_id)  # a tracked span that never got our evidence
-        self._forward(forwarded)
+                processor.on_end(forwarded)
+            except Exception as error:
+                _downstream_raised(processor, "on_end", error)
+
+    def _judged(self, span: ReadableSpan, attrs: Mapping[str, Any]) -> ReadableSpan | None:
+        """The copy to forward (``None``: held until its receipt; the original on our error)."""
+        try:
+            held, receipt = self._held.call_ended(span, attrs)
+            if held:
+                self._forget(span)  # forwarded with its receipt
+                return None
+            forwarded = self._enrich(span, attrs, receipt)
+            if span.name == A.OUTCOME_SPAN_NAME:
+                self._complete(span)
+            return forwarded
+        except Exception:
+            _logger.debug("mcp_health: deriving verdicts failed", exc_info=True)
+            return span
 
     def _forward(self, span: ReadableSpan) -> None:
         for processor in self._downstream:
@@ -267,20 +311,20 @@ class McpHealthSpanProcessor(SpanProcessor):
         if released is None:
             return
         call, extra = released
-        self._forward(self._enrich(call, extra))
+        self._forward(self._enrich(call, _sdkspan.attributes(call), extra))
 
     def _release_held(self) -> None:
         for call in self._held.drain():
             try:
-                forwarded = self._enrich(call)
+                forwarded = self._enrich(call, _sdkspan.attributes(call))
             except Exception:
                 _logger.debug("mcp_health: deriving verdicts failed", exc_info=True)
                 forwarded = call
             self._forward(forwarded)
 
-    def _forget(self, span_id: int) -> None:
-        with self._live_lock:
-            self._live.pop(span_id, None)
+    def _forget(self, span: ReadableSpan) -> None:
+        if span.context is not None:
+            self._live.pop(span.context.span_id, None)
 
     def shutdown(self) -> None:
         """Shut every downstream processor down and forget all state (idempotent)."""
@@ -293,8 +337,7 @@ class McpHealthSpanProcessor(SpanProcessor):
         for processor in self._downstream:
             processor.shutdown()
         self._engine.clear()
-        with self._live_lock:
-            self._live.clear()
+        self._live.clear()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Flush every downstream processor within one shared deadline (held calls first)."""
@@ -310,27 +353,25 @@ class McpHealthSpanProcessor(SpanProcessor):
     # Live calls (the in-flight gauge)
     # ------------------------------------------------------------------------------------------
     def _track(self, span: Span) -> None:
-        """A span starts: ours for ``tools/call``, or another library's CLIENT span, which our
-        instrumentation may enrich with a session key once its request starts (read when
-        counting: a borrowed span is a live call only if it then carries our evidence)."""
-        key: str | None = None
-        if _spans.carries_evidence(span):
-            attrs = span.attributes or {}
-            if _spans.method(attrs) != _TOOLS_CALL:
-                return
-            key = _spans.session_key(attrs)
-        elif span.kind is not SpanKind.CLIENT:
-            return
-        with self._live_lock:
-            if len(self._live) < _MAX_LIVE:
-                self._live[span.context.span_id] = (span, key)
+        """One of our spans starts: tracked while open if it is a ``tools/call``. The bound may
+        be overshot by one per thread starting a span at that very moment."""
+        attrs = _sdkspan.open_attributes(span)
+        if _spans.method(attrs) == _TOOLS_CALL and len(self._live) < _MAX_LIVE:
+            self._live[span.context.span_id] = (span, _spans.session_key(attrs))
+
+    def _live_calls(self) -> list[tuple[Span, str]]:
+        """The open ``tools/call`` spans with their session keys (a snapshot)."""
+        found = []
+        for span, key in list(self._live.values()):
+            live = _live_key(span, key)
+            if live is not None:
+                found.append((span, live))
+        return found
 
     def _in_flight_counts(self) -> Mapping[LiveState, int]:
         now = time.time_ns()
-        with self._live_lock:
-            spans = [span for span, key in self._live.values() if _live_key(span, key)]
         counts: Counter[LiveState] = Counter()
-        for span in spans:
+        for span, _ in self._live_calls():
             try:
                 counts[self._live_state(span, now)] += 1
             except Exception:
@@ -350,11 +391,14 @@ class McpHealthSpanProcessor(SpanProcessor):
     # ------------------------------------------------------------------------------------------
     # Verdicts
     # ------------------------------------------------------------------------------------------
-    def _enrich(self, span: ReadableSpan, receipt: Mapping[str, Any] | None = None) -> ReadableSpan:
-        if span.context is not None:
-            with self._live_lock:
-                self._live.pop(span.context.span_id, None)
-        attrs = _sdkspan.attributes(span)  # read once, in place: never mutated
+    def _enrich(
+        self,
+        span: ReadableSpan,
+        attrs: Mapping[str, Any],
+        receipt: Mapping[str, Any] | None = None,
+    ) -> ReadableSpan:
+        """``attrs``: the span's attributes, read in place (never mutated)."""
+        self._forget(span)
         if receipt is not None:
             merged = {**attrs, **receipt}
             merged.pop(A.OUTCOME_PENDING, None)
@@ -368,8 +412,7 @@ class McpHealthSpanProcessor(SpanProcessor):
         return _verdicts.enriched_copy(span, attrs, verdicts)
 
     def _has_live_calls(self, key: str) -> bool:
-        with self._live_lock:
-            return any(_live_key(span, live) == key for span, live in self._live.values())
+        return any(live == key for _, live in self._live_calls())
 
 
 def _live_key(span: Span, key: str | None) -> str | None:
