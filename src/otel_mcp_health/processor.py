@@ -147,6 +147,8 @@ _TOOLS_CALL = "tools/call"
 _CLIENT = SpanKind.CLIENT
 _SCOPE = _spans.INSTRUMENTATION_SCOPE
 _SESSION_KEY = A.SESSION_KEY
+_OUTCOME_PENDING = A.OUTCOME_PENDING
+_OUTCOME_SPAN = A.OUTCOME_SPAN_NAME
 #: Live ``tools/call`` spans tracked for the in-flight gauge.
 _MAX_LIVE = 10_000
 
@@ -286,12 +288,14 @@ class McpHealthSpanProcessor(SpanProcessor):
     def _judged(self, span: ReadableSpan, attrs: Mapping[str, Any]) -> ReadableSpan | None:
         """The copy to forward (``None``: held until its receipt; the original on our error)."""
         try:
-            held, receipt = self._held.call_ended(span, attrs)
-            if held:
-                self._forget(span)  # forwarded with its receipt
-                return None
+            receipt = None
+            if _OUTCOME_PENDING in attrs:  # a receipt is coming (else nothing is held)
+                held, receipt = self._held.call_ended(span, attrs)
+                if held:
+                    self._forget(span)  # forwarded with its receipt
+                    return None
             forwarded = self._enrich(span, attrs, receipt)
-            if span.name == A.OUTCOME_SPAN_NAME:
+            if span.name == _OUTCOME_SPAN:
                 self._complete(span)
             return forwarded
         except Exception:

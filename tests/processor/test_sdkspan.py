@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import Link, SpanKind
+from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
 from otel_mcp_health import _sdkspan, _spans
 from otel_mcp_health import attributes as A
@@ -111,3 +113,39 @@ def test_an_open_span_is_read_key_by_key_in_place() -> None:
     span.end()
     hand = ReadableSpan(name="hand", attributes={"a": 1})
     assert _sdkspan.open_attributes(hand).get("a") == 1
+
+
+def _by_constructor(span: ReadableSpan, **changed: Any) -> ReadableSpan:
+    return ReadableSpan(
+        name=span.name,
+        context=span.context,
+        parent=span.parent,
+        resource=span.resource,
+        kind=span.kind,
+        start_time=span.start_time,
+        end_time=span.end_time,
+        instrumentation_scope=span.instrumentation_scope,
+        **changed,
+    )
+
+
+def test_the_fast_copy_is_what_the_constructor_makes() -> None:
+    for with_lists in (True, False):
+        span = _finished(with_lists=with_lists)
+        changed: dict[str, Any] = {
+            "attributes": {"a": "y", "v": 1},
+            "events": (Event("kept", {"x": 1}, timestamp=7),),
+            "links": tuple(span.links),
+            "status": Status(StatusCode.ERROR, "sanitized"),
+        }
+        fast = _sdkspan.copy(span, **changed)
+        slow = _by_constructor(span, **changed)
+        assert type(fast) is ReadableSpan
+        assert vars(fast) == vars(slow)
+        assert fast.to_json() == slow.to_json()
+        assert vars(span)["_attributes"] is not fast.attributes  # the original is untouched
+        assert dict(span.attributes or {})["a"] == "x"
+    hand, unset = _Other(name="hand", attributes={"a": 1}), Status()
+    copied = _sdkspan.copy(hand, attributes={"b": 2}, events=(), links=(), status=unset)
+    assert type(copied) is ReadableSpan
+    assert vars(copied) == vars(_by_constructor(hand, attributes={"b": 2}, status=unset))
