@@ -227,16 +227,16 @@ class McpHealthSpanProcessor(SpanProcessor):
         if self._enabled:
             try:
                 if type(span) is Span:  # the SDK's: its fields read directly (see ``_sdkspan``)
-                    scope, kind = span._instrumentation_scope, span._kind
+                    scope, kind, context = span._instrumentation_scope, span._kind, span._context
                 else:
-                    scope, kind = span.instrumentation_scope, span.kind
+                    scope, kind, context = span.instrumentation_scope, span.kind, span.context
                 if scope is not None and scope.name == _SCOPE:
                     self._track(span)
-                elif kind is _CLIENT and len(self._live) < _MAX_LIVE:
+                elif kind is _CLIENT and context is not None and len(self._live) < _MAX_LIVE:
                     # Another library's CLIENT span: our instrumentation may enrich it with a
                     # session key once its request starts (read when counting: a borrowed span
                     # is a live call only if it then carries our evidence).
-                    self._live[span.context.span_id] = (span, None)
+                    self._live[context.span_id] = (span, None)
             except Exception:
                 _logger.debug("mcp_health: on_start failed", exc_info=True)
         for processor in self._downstream:
@@ -277,8 +277,8 @@ class McpHealthSpanProcessor(SpanProcessor):
                 if judged is None:
                     return  # held for its receipt
                 forwarded = judged
-            elif self._live and span.kind is _CLIENT and span.context is not None:
-                self._live.pop(span.context.span_id, None)  # tracked, never got our evidence
+            elif self._live and span.kind is _CLIENT and (context := span.context) is not None:
+                self._live.pop(context.span_id, None)  # tracked, never got our evidence
         for processor in self._downstream:
             try:
                 processor.on_end(forwarded)
