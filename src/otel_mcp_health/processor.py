@@ -120,9 +120,9 @@ behind its lock; ``on_end`` does no I/O beyond what the downstream processor doe
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -132,25 +132,20 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import SpanKind
 
-from otel_mcp_health import _codec, _options, _sdkspan, _spans, _verdicts
+from otel_mcp_health import _live, _options, _sdkspan, _spans, _verdicts
 from otel_mcp_health import attributes as A
 from otel_mcp_health._engine import Engine
 from otel_mcp_health._held import HeldCalls
 from otel_mcp_health._sessions import SessionStore
-from otel_mcp_health.core.progress import clocks
-from otel_mcp_health.core.vocabulary import LiveState
 from otel_mcp_health.metrics import HealthMetrics
 
 _logger = logging.getLogger(__name__)
 _NS_PER_S = 1_000_000_000
-_TOOLS_CALL = "tools/call"
 _CLIENT = SpanKind.CLIENT
 _SCOPE = _spans.INSTRUMENTATION_SCOPE
 _SESSION_KEY = A.SESSION_KEY
 _OUTCOME_PENDING = A.OUTCOME_PENDING
 _OUTCOME_SPAN = A.OUTCOME_SPAN_NAME
-#: Live ``tools/call`` spans tracked for the in-flight gauge.
-_MAX_LIVE = 10_000
 
 
 class McpHealthSpanProcessor(SpanProcessor):
@@ -191,14 +186,13 @@ class McpHealthSpanProcessor(SpanProcessor):
             max_pages=max_pages,
         )
         self._enabled = options.enabled
-        #: Open ``tools/call`` spans: span id -> (span, session key, ``None`` for a borrowed span).
-        #: No lock: each dict operation is atomic (the GIL, or the dict's own lock on free-threaded
-        #: builds), and readers iterate over a snapshot.
-        self._live: dict[int, tuple[Span, str | None]] = {}
+        self._live: _live.Live = {}  # open tools/call spans (see ``_live``: no lock needed)
         self._shutdown = False
         self._held = HeldCalls()
         self._engine = Engine(
-            metrics=HealthMetrics(meter_provider, self._in_flight_counts),
+            metrics=HealthMetrics(
+                meter_provider, functools.partial(_live.in_flight_counts, self._live)
+            ),
             store=SessionStore(
                 max_sessions=options.max_sessions,
                 idle_ns=int(options.session_idle_s * _NS_PER_S),
@@ -206,7 +200,7 @@ class McpHealthSpanProcessor(SpanProcessor):
             ),
             max_age_s=options.catalog_max_age_s,
             supported_versions=options.supported_versions,
-            has_live_calls=self._has_live_calls,
+            has_live_calls=functools.partial(_live.has_calls, self._live),
         )
 
     @property
@@ -231,12 +225,9 @@ class McpHealthSpanProcessor(SpanProcessor):
                 else:
                     scope, kind, context = span.instrumentation_scope, span.kind, span.context
                 if scope is not None and scope.name == _SCOPE:
-                    self._track(span)
-                elif kind is _CLIENT and context is not None and len(self._live) < _MAX_LIVE:
-                    # Another library's CLIENT span: our instrumentation may enrich it with a
-                    # session key once its request starts (read when counting: a borrowed span
-                    # is a live call only if it then carries our evidence).
-                    self._live[context.span_id] = (span, None)
+                    _live.track(self._live, span)
+                elif kind is _CLIENT and context is not None and len(self._live) < _live.MAX_LIVE:
+                    self._live[context.span_id] = (span, None)  # maybe borrowed: see ``_live``
             except Exception:
                 _logger.debug("mcp_health: on_start failed", exc_info=True)
         for processor in self._downstream:
@@ -354,45 +345,6 @@ class McpHealthSpanProcessor(SpanProcessor):
         return flushed
 
     # ------------------------------------------------------------------------------------------
-    # Live calls (the in-flight gauge)
-    # ------------------------------------------------------------------------------------------
-    def _track(self, span: Span) -> None:
-        """One of our spans starts: tracked while open if it is a ``tools/call``. The bound may
-        be overshot by one per thread starting a span at that very moment."""
-        attrs = _sdkspan.open_attributes(span)
-        if _spans.method(attrs) == _TOOLS_CALL and len(self._live) < _MAX_LIVE:
-            self._live[span.context.span_id] = (span, _spans.session_key(attrs))
-
-    def _live_calls(self) -> list[tuple[Span, str]]:
-        """The open ``tools/call`` spans with their session keys (a snapshot)."""
-        found = []
-        for span, key in list(self._live.values()):
-            live = _live_key(span, key)
-            if live is not None:
-                found.append((span, live))
-        return found
-
-    def _in_flight_counts(self) -> Mapping[LiveState, int]:
-        now = time.time_ns()
-        counts: Counter[LiveState] = Counter()
-        for span, _ in self._live_calls():
-            try:
-                counts[self._live_state(span, now)] += 1
-            except Exception:
-                _logger.debug("mcp_health: live state failed", exc_info=True)
-        return counts
-
-    @staticmethod
-    def _live_state(span: Span, now: int) -> LiveState:
-        attrs = span.attributes or {}
-        if _codec.decode_waiting_for_user(attrs):
-            return LiveState.WAITING_FOR_USER
-        progress = _codec.decode_progress(
-            attrs, span.events, started_at=span.start_time, now=now, completed_at=None
-        )
-        return clocks(progress).live_state or LiveState.STALLED
-
-    # ------------------------------------------------------------------------------------------
     # Verdicts
     # ------------------------------------------------------------------------------------------
     def _enrich(
@@ -414,18 +366,6 @@ class McpHealthSpanProcessor(SpanProcessor):
         if not verdicts and not _verdicts.carries_text(span):
             return span
         return _verdicts.enriched_copy(span, attrs, verdicts)
-
-    def _has_live_calls(self, key: str) -> bool:
-        return any(live == key for _, live in self._live_calls())
-
-
-def _live_key(span: Span, key: str | None) -> str | None:
-    """The session key of a live call: known at its start, or added since (a borrowed span that
-    turned out to be a ``tools/call`` of an instrumented session); ``None`` for other spans."""
-    if key is not None:
-        return key
-    attrs = span.attributes or {}
-    return _spans.session_key(attrs) if _spans.method(attrs) == _TOOLS_CALL else None
 
 
 __all__ = ["McpHealthSpanProcessor"]
