@@ -247,29 +247,30 @@ class McpHealthSpanProcessor(SpanProcessor):
         """Forward an enriched copy of an MCP span (the original on any error of ours)."""
         forwarded = span
         if self._enabled:
-            # Every span of the process ends here, so the SDK's own ReadableSpan gets
-            # ``_spans.evidence`` inlined, its fields read directly (see ``_sdkspan``).
-            if type(span) is ReadableSpan:
-                scope = span._instrumentation_scope
-                if scope is not None and scope.name == _SCOPE:
-                    attrs = _sdkspan.attributes(span)
-                elif span._kind is not _CLIENT:
-                    attrs = None
-                elif type(bounded := span._attributes) is BoundedAttributes and (
-                    bounded._immutable is True and type(inner := bounded._dict) is dict
-                ):
-                    attrs = inner if _SESSION_KEY in inner else None
+            try:  # every span ends here: `_spans.evidence` inlined for the SDK's own ReadableSpan
+                if type(span) is ReadableSpan:  # (its fields read directly, see `_sdkspan`)
+                    scope = span._instrumentation_scope
+                    if scope is not None and scope.name == _SCOPE:
+                        attrs = _sdkspan.attributes(span)
+                    elif span._kind is not _CLIENT:
+                        attrs = None
+                    elif type(bounded := span._attributes) is BoundedAttributes and (
+                        bounded._immutable is True and type(inner := bounded._dict) is dict
+                    ):
+                        attrs = inner if _SESSION_KEY in inner else None
+                    else:
+                        attrs = _spans.evidence(span)
                 else:
                     attrs = _spans.evidence(span)
-            else:
-                attrs = _spans.evidence(span)
-            if attrs is not None:
-                judged = self._judged(span, attrs)
-                if judged is None:
-                    return  # held for its receipt
-                forwarded = judged
-            elif self._live and span.kind is _CLIENT and (context := span.context) is not None:
-                self._live.pop(context.span_id, None)  # tracked, never got our evidence
+                if attrs is not None:
+                    judged = self._judged(span, attrs)
+                    if judged is None:
+                        return  # held for its receipt
+                    forwarded = judged
+                elif self._live and span.kind is _CLIENT and (context := span.context) is not None:
+                    self._live.pop(context.span_id, None)  # tracked, never got our evidence
+            except Exception:
+                _logger.debug("mcp_health: on_end failed", exc_info=True)
         for processor in self._downstream:
             try:
                 processor.on_end(forwarded)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
@@ -149,3 +149,19 @@ def test_the_fast_copy_is_what_the_constructor_makes() -> None:
     copied = _sdkspan.copy(hand, attributes={"b": 2}, events=(), links=(), status=unset)
     assert type(copied) is ReadableSpan
     assert vars(copied) == vars(_by_constructor(hand, attributes={"b": 2}, status=unset))
+
+
+class _Recorder(SpanProcessor):
+    def __init__(self) -> None:
+        self.ended: list[ReadableSpan] = []
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.ended.append(span)
+
+
+def test_a_span_our_reads_fail_on_is_forwarded_unchanged() -> None:
+    recorder = _Recorder()
+    processor = McpHealthSpanProcessor(recorder)
+    odd = ReadableSpan(name="odd", instrumentation_scope=object())  # type: ignore[arg-type]
+    processor.on_end(odd)  # its scope has no name: no exception reaches the host
+    assert recorder.ended == [odd]
