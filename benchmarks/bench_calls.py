@@ -10,9 +10,13 @@ drift and load hit all of them alike; each ratio is taken against the baseline o
 
 Per configuration and round, a fresh ``mcp.Client`` session (``mode="legacy"``: JSON-RPC, so the
 SDK makes its client span) lists the tools, warms up, then makes ``CALLS`` calls to a tool that
-does almost nothing (``_server.py``). CPU per call is this process's CPU time over the calls
-(in-process it includes the server; over stdio and HTTP the server is a child process and only
-the client is counted); latency is the median wall time of one call.
+does almost nothing (``_server.py``), in ``SLICES`` consecutive slices after a full garbage
+collection. CPU per call is this process's CPU time per call in the least disturbed slice (the
+minimum over the slices: other work on a shared machine only ever adds time, in bursts that hit
+one slice and not the next; in-process it includes the server, over stdio and HTTP the server is
+a child process and only the client is counted); latency is the median wall time of one call.
+The first round warms the process up (imports, caches, the first child processes) and is not
+reported.
 
 200 concurrent sessions: 200 in-process sessions opened at once, each lists the tools and makes
 three calls; wall time and CPU time of the whole batch, alternating the baseline with our full
@@ -21,6 +25,7 @@ set-up (instrumentation, processor, MeterProvider). Results: ``benchmarks/.resul
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -40,8 +45,9 @@ from mcp import Client, StdioServerParameters  # noqa: E402
 
 from _server import build_server  # noqa: E402
 
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "6"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "10"))
 CALLS = {"in-process": 300, "stdio": 200, "streamable HTTP": 150}
+SLICES = 5
 WARMUP = 20
 SESSIONS = 200
 SESSION_ROUNDS = 4
@@ -58,14 +64,20 @@ TARGETS = (
 
 
 async def _calls(client: Client, count: int) -> tuple[float, float]:
-    """``count`` calls: (CPU µs per call, median latency µs)."""
+    """``count`` calls in :data:`SLICES` slices: (CPU µs per call of the least disturbed slice,
+    median latency µs)."""
     latencies = []
-    cpu = time.process_time_ns()
-    for _ in range(count):
-        start = time.perf_counter_ns()
-        await client.call_tool("lookup", ARGUMENTS)
-        latencies.append((time.perf_counter_ns() - start) / 1000)
-    return (time.process_time_ns() - cpu) / count / 1000, median(latencies)
+    slices = []
+    per_slice = count // SLICES
+    gc.collect()  # every configuration starts from the same collected heap
+    for _ in range(SLICES):
+        cpu = time.process_time_ns()
+        for _ in range(per_slice):
+            start = time.perf_counter_ns()
+            await client.call_tool("lookup", ARGUMENTS)
+            latencies.append((time.perf_counter_ns() - start) / 1000)
+        slices.append((time.process_time_ns() - cpu) / per_slice / 1000)
+    return min(slices), median(latencies)
 
 
 async def _session_calls(make: Callable[[], Client], count: int) -> tuple[float, float]:
@@ -85,13 +97,14 @@ async def _transport(
     make: Callable[[], Client], count: int
 ) -> dict[Config, list[tuple[float, float]]]:
     results: dict[Config, list[tuple[float, float]]] = {config: [] for config in CONFIGS}
-    for index in range(ROUNDS):
+    for index in range(ROUNDS + 1):  # round 0 warms up and is dropped
         by_config = {}
         for config in _rotated(index):
             with configured(config):
                 by_config[config] = await _session_calls(make, count)
         for config in CONFIGS:  # keep rounds aligned for the paired ratios
-            results[config].append(by_config[config])
+            if index:
+                results[config].append(by_config[config])
     return results
 
 
@@ -167,11 +180,14 @@ async def _concurrent() -> tuple[float, float]:
 
 async def _concurrency_rows() -> list[list[str]]:
     results: dict[Config, list[tuple[float, float]]] = {BASELINE: [], METERED: []}
-    for index in range(SESSION_ROUNDS):
+    for index in range(SESSION_ROUNDS + 1):  # round 0 warms up and is dropped
         order = (BASELINE, METERED) if index % 2 == 0 else (METERED, BASELINE)
         for config in order:
             with configured(config):
-                results[config].append(await _concurrent())
+                gc.collect()
+                measured = await _concurrent()
+            if index:
+                results[config].append(measured)
     rows = []
     base_wall = [wall for wall, _ in results[BASELINE]]
     base_cpu = [cpu for _, cpu in results[BASELINE]]
@@ -231,9 +247,12 @@ async def _main(report: Report) -> None:
 def main() -> int:
     report = Report("MCP call overhead benchmark", "calls")
     report.add(
-        f"- {ROUNDS} rounds; every configuration once per round, rotated order, one process; "
-        "medians over rounds with (min-max); ratios are per-round ratios to the baseline of the "
-        "same round",
+        f"- {ROUNDS} rounds after a warm-up round that is dropped; every configuration once per "
+        "round, rotated order, one process; medians over rounds with (min-max); ratios are "
+        "per-round ratios to the baseline of the same round",
+        f"- per session: a full garbage collection, then the calls in {SLICES} slices; CPU per "
+        "call = the least disturbed slice (minimum over slices: a shared machine only adds "
+        "time), latency = the median call",
         "- baseline: the SDK's own tracing (`mcp` makes its client and server spans) through an "
         "SDK TracerProvider with `SimpleSpanProcessor(NoOpExporter())`; ours add "
         "`McpHealthInstrumentor` and `McpHealthSpanProcessor` in front of the same exporter",

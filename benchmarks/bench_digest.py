@@ -11,8 +11,8 @@ process:
 * uncached: ``CatalogDigester(max_tools=0)``;
 * warm: the same catalog objects again; warm, re-parsed: an equal catalog in new objects (the
   next ``tools/list`` response); one changed: a catalog with one tool edited;
-* floors: the cache keys alone (``marshal``, the bulk of a warm digest) and the encoder alone on
-  the projected tools (what a cold digest cannot go below).
+* floors: the cache keys alone (``jcs.type_proofs``, the bulk of a warm digest) and the encoder
+  alone on the projected tools (what a cold digest cannot go below).
 
 Process CPU time per operation; medians with ranges; speedups are per-round ratios against the
 baseline of the same round. It also counts the tools that leave the fast path for the exact one.
@@ -24,7 +24,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import marshal
 import subprocess
 import sys
 import time
@@ -84,7 +83,7 @@ def _variants(catalog: list[dict[str, Any]], text: str) -> dict[str, Callable[[]
         "warm": lambda: warm.digest(catalog),
         "warm, re-parsed": lambda: warm.digest(reparsed.pop()),
         "one changed": lambda: primed.pop().digest(edited),
-        "floor: cache keys": lambda: [marshal.dumps(tool, 2) for tool in catalog],
+        "floor: cache keys": lambda: jcs.type_proofs(catalog),
         "floor: encoder": lambda: [encode(tool) for tool in projected],
     }
 

@@ -98,7 +98,7 @@ class Engine:
             if span.name == A.SESSION_END_SPAN_NAME:
                 session.closing = True
             else:
-                session.server = _spans.server_identity(attrs, session.server)
+                session.server = self._memo.server(attrs, session.server)
                 verdicts = self._route(span, attrs, session)
             # A call span may end after its session (its end waits for an outcome receipt).
             if session.closing and not self._has_live_calls(key):

@@ -2,7 +2,7 @@
 
 Most ``tools/call`` spans of a fleet repeat a few shapes: the same tool, the same outcome, under
 the same session facts. Decoding a span's attributes into evidence and running the contract on it
-cost far more than recognising a shape seen before, so the engine keeps two bounded memos:
+cost far more than recognising a shape seen before, so the engine keeps bounded memos:
 
 * :meth:`CallMemo.decoded`: the attribute values a call's evidence is decoded from
   (:data:`CALL_KEYS`, each with its type, absent keys distinct from any value) → the decoded
@@ -10,7 +10,9 @@ cost far more than recognising a shape seen before, so the engine keeps two boun
   checks that every attribute the decoders read is listed);
 * :attr:`Decoded.judged`: per decoded shape, the judgement under one context (the carried
   authorization failure, the live state and the tokens of the session's handshake facts and
-  catalog verdict, :meth:`CallMemo.token`).
+  catalog verdict, :meth:`CallMemo.token`);
+* :meth:`CallMemo.server`: the server identity a span's metrics are labelled with, keyed on the
+  values and types of :data:`SERVER_KEYS` and the session's fallback (every span asks for it).
 
 A memo is cleared when full; a value that cannot be hashed (a list in a hand-built span) is
 simply not memoized.
@@ -22,7 +24,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from otel_mcp_health import _codec, _verdicts
+from otel_mcp_health import _codec, _spans, _verdicts
 from otel_mcp_health import attributes as A
 from otel_mcp_health._sessions import Session
 from otel_mcp_health.core.calls import CallResult
@@ -61,6 +63,11 @@ CALL_KEYS: Final = (
 )
 _ABSENT: Final = object()
 _DEFAULTS: Final = (_ABSENT,) * len(CALL_KEYS)
+#: What :func:`_spans.server_identity` derives a server identity from (with the fallback).
+SERVER_KEYS: Final = (A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME)
+_SERVER_DEFAULTS: Final = (_ABSENT,) * len(SERVER_KEYS)
+#: Server identities kept at once (cleared when full).
+MAX_SERVERS: Final = 1024
 #: Decoded shapes and judgements kept at once (all forgotten when either is full), and counter
 #: cells kept per judgement (one per server label).
 MAX_SHAPES: Final = 1024
@@ -114,6 +121,7 @@ class CallMemo:
         self._judgements = 0
         self._tokens: dict[Any, int] = {}
         self._next_token = itertools.count()
+        self._servers: dict[tuple[Any, ...], str | None] = {}
 
     def remember(self, decoded: Decoded, context: tuple[Any, ...], judged: Judged) -> Judged:
         """Keep ``judged`` for ``decoded`` in ``context`` (bounded: every shape is forgotten when
@@ -139,6 +147,20 @@ class CallMemo:
                 self._judgements = 0
             found = self._shapes[key] = decode(attrs)
         return found
+
+    def server(self, attrs: _codec.Attributes, fallback: str | None) -> str | None:
+        """:func:`_spans.server_identity`, memoized on the values and types it is derived from."""
+        values = tuple(map(attrs.get, SERVER_KEYS, _SERVER_DEFAULTS))
+        key = (fallback, values, tuple(map(type, values)))
+        try:
+            found = self._servers.get(key, _ABSENT)
+        except TypeError:  # an unhashable value
+            return _spans.server_identity(attrs, fallback)
+        if found is _ABSENT:
+            if len(self._servers) >= MAX_SERVERS:
+                self._servers.clear()
+            found = self._servers[key] = _spans.server_identity(attrs, fallback)
+        return found  # type: ignore[return-value]
 
     def token(self, value: Any) -> int:
         """A small integer standing for ``value``: equal values get the same token while it is

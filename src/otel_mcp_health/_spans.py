@@ -26,19 +26,22 @@ INSTRUMENTATION_SCOPE = "otel_mcp_health.instrumentation"
 _CLIENT = SpanKind.CLIENT
 
 
-def carries_evidence(span: ReadableSpan) -> bool:
-    """Whether the span carries our evidence, whichever library created it.
+def evidence(span: ReadableSpan) -> Attributes | None:
+    """The attributes (read in place, never modify them) of a finished span that carries our
+    evidence, whichever library created it; ``None`` for any other span.
 
     Ours by scope (one attribute read, one compare: the whole cost of most non-MCP spans), or
     another library's CLIENT span that the instrumentation enriched instead of adding a second
     one (FastMCP's ``Client``, frameworks that trace MCP themselves): it carries our session key.
+    ``McpHealthSpanProcessor.on_end`` inlines this test for the SDK's own ``ReadableSpan``.
     """
     scope = span.instrumentation_scope
     if scope is not None and scope.name == INSTRUMENTATION_SCOPE:
-        return True
+        return _sdkspan.attributes(span)
     if span.kind is not _CLIENT:
-        return False
-    return A.SESSION_KEY in _sdkspan.attributes(span)
+        return None
+    attrs = _sdkspan.attributes(span)
+    return attrs if A.SESSION_KEY in attrs else None
 
 
 def session_key(attrs: Attributes) -> str | None:

@@ -131,17 +131,10 @@ def enriched_copy(
     sanitized ``error.type`` and exception events keep only the exception class, whatever the SDK
     or another instrumentation wrote there (server error texts can echo argument values).
     """
-    return ReadableSpan(
-        name=span.name,
-        context=span.context,
-        parent=span.parent,
-        resource=span.resource,
+    return _sdkspan.copy(
+        span,
         attributes={**attributes, **verdicts},
         events=_sanitized_events(_sdkspan.events(span)),
         links=_sdkspan.links(span),
-        kind=span.kind,
         status=_sanitized_status(span, attributes),
-        start_time=span.start_time,
-        end_time=span.end_time,
-        instrumentation_scope=span.instrumentation_scope,
     )

@@ -89,10 +89,10 @@ class _LocalCounter:
 
     __slots__ = ("_budget", "_counts", "_lock")
 
-    def __init__(self) -> None:
+    def __init__(self, lock: threading.Lock) -> None:
         self._budget = LabelBudget(OPEN_LABELS)
         self._counts: dict[frozenset[tuple[str, Any]], Cell] = {}
-        self._lock = threading.Lock()
+        self._lock = lock  # shared by the processor's counters: one call counts in two at once
 
     def add(self, amount: int, labels: Mapping[str, Any]) -> None:
         """Count ``amount`` under ``labels``."""
@@ -101,7 +101,8 @@ class _LocalCounter:
             cell[1] += amount
 
     def cell(self, labels: Mapping[str, Any]) -> Cell:
-        """The running sum of ``labels``' bounded label set, to add to (under :meth:`bump`).
+        """The running sum of ``labels``' bounded label set, to add to under the counter's lock
+        (:meth:`HealthMetrics.count`).
 
         A cell may be kept and counted again without bounding the labels again: a label value,
         once admitted or folded into the overflow value, stays so.
@@ -113,11 +114,6 @@ class _LocalCounter:
             if entry is None:
                 entry = self._counts[key] = [bounded, 0]
             return entry
-
-    def bump(self, cell: Cell) -> None:
-        """Count one in ``cell`` (from :meth:`cell` of this counter)."""
-        with self._lock:
-            cell[1] += 1
 
     def observe(self, _options: CallbackOptions) -> Iterable[Observation]:
         """The observable counter's callback: every label set's running sum."""
@@ -147,10 +143,11 @@ class HealthMetrics:
     def __init__(self, meter_provider: MeterProvider | None, in_flight: InFlightCounts) -> None:
         meter = get_meter(__name__, __version__, meter_provider)
         self._in_flight = in_flight
-        self.calls = _LocalCounter()
-        self.catalog_verdicts = _LocalCounter()
-        self.outcomes = _LocalCounter()
-        self.incidents = _LocalCounter()
+        self._lock = threading.Lock()
+        self.calls = _LocalCounter(self._lock)
+        self.catalog_verdicts = _LocalCounter(self._lock)
+        self.outcomes = _LocalCounter(self._lock)
+        self.incidents = _LocalCounter(self._lock)
         self.convergence_lag = _BoundedHistogram(self._verdict_instruments(meter))
         self.in_flight_gauge = self._call_instruments(meter)
 
@@ -226,8 +223,9 @@ class HealthMetrics:
     def count(self, cells: tuple[Cell, Cell]) -> None:
         """Count one call in the cells of :meth:`call_cells`."""
         calls, outcomes = cells
-        self.calls.bump(calls)
-        self.outcomes.bump(outcomes)
+        with self._lock:  # the lock of both counters
+            calls[1] += 1
+            outcomes[1] += 1
 
     def _observe_in_flight(self, _options: CallbackOptions) -> Iterable[Observation]:
         counts = self._in_flight()

@@ -120,32 +120,32 @@ behind its lock; ``on_end`` does no I/O beyond what the downstream processor doe
 
 from __future__ import annotations
 
+import functools
 import logging
-import threading
 import time
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import SpanKind
 
-from otel_mcp_health import _codec, _options, _sdkspan, _spans, _verdicts
+from otel_mcp_health import _live, _options, _sdkspan, _spans, _verdicts
 from otel_mcp_health import attributes as A
 from otel_mcp_health._engine import Engine
 from otel_mcp_health._held import HeldCalls
 from otel_mcp_health._sessions import SessionStore
-from otel_mcp_health.core.progress import clocks
-from otel_mcp_health.core.vocabulary import LiveState
 from otel_mcp_health.metrics import HealthMetrics
 
 _logger = logging.getLogger(__name__)
 _NS_PER_S = 1_000_000_000
-_TOOLS_CALL = "tools/call"
-#: Live ``tools/call`` spans tracked for the in-flight gauge.
-_MAX_LIVE = 10_000
+_CLIENT = SpanKind.CLIENT
+_SCOPE = _spans.INSTRUMENTATION_SCOPE
+_SESSION_KEY = A.SESSION_KEY
+_OUTCOME_PENDING = A.OUTCOME_PENDING
+_OUTCOME_SPAN = A.OUTCOME_SPAN_NAME
 
 
 class McpHealthSpanProcessor(SpanProcessor):
@@ -186,13 +186,13 @@ class McpHealthSpanProcessor(SpanProcessor):
             max_pages=max_pages,
         )
         self._enabled = options.enabled
-        self._live_lock = threading.Lock()
-        #: Open ``tools/call`` spans: span id -> (span, session key, ``None`` for a borrowed span)
-        self._live: dict[int, tuple[Span, str | None]] = {}
+        self._live: _live.Live = {}  # open tools/call spans (see ``_live``: no lock needed)
         self._shutdown = False
         self._held = HeldCalls()
         self._engine = Engine(
-            metrics=HealthMetrics(meter_provider, self._in_flight_counts),
+            metrics=HealthMetrics(
+                meter_provider, functools.partial(_live.in_flight_counts, self._live)
+            ),
             store=SessionStore(
                 max_sessions=options.max_sessions,
                 idle_ns=int(options.session_idle_s * _NS_PER_S),
@@ -200,7 +200,7 @@ class McpHealthSpanProcessor(SpanProcessor):
             ),
             max_age_s=options.catalog_max_age_s,
             supported_versions=options.supported_versions,
-            has_live_calls=self._has_live_calls,
+            has_live_calls=functools.partial(_live.has_calls, self._live),
         )
 
     @property
@@ -220,7 +220,14 @@ class McpHealthSpanProcessor(SpanProcessor):
         """Track in-flight ``tools/call`` spans for the live gauge, then forward."""
         if self._enabled:
             try:
-                self._track(span)
+                if type(span) is Span:  # the SDK's: its fields read directly (see ``_sdkspan``)
+                    scope, kind, context = span._instrumentation_scope, span._kind, span._context
+                else:
+                    scope, kind, context = span.instrumentation_scope, span.kind, span.context
+                if scope is not None and scope.name == _SCOPE:
+                    _live.track(self._live, span)
+                elif kind is _CLIENT and context is not None and len(self._live) < _live.MAX_LIVE:
+                    self._live[context.span_id] = (span, None)  # maybe borrowed: see ``_live``
             except Exception:
                 _logger.debug("mcp_health: on_start failed", exc_info=True)
         for processor in self._downstream:
@@ -239,20 +246,53 @@ class McpHealthSpanProcessor(SpanProcessor):
     def on_end(self, span: ReadableSpan) -> None:
         """Forward an enriched copy of an MCP span (the original on any error of ours)."""
         forwarded = span
-        if self._enabled and _spans.carries_evidence(span):
-            try:
-                held, receipt = self._held.call_ended(span, span.attributes or {})
-                if held:
-                    self._forget(span.context.span_id)  # forwarded with its receipt
-                    return
-                forwarded = self._enrich(span, receipt)
-                if span.name == A.OUTCOME_SPAN_NAME:
-                    self._complete(span)
+        if self._enabled:
+            try:  # every span ends here: `_spans.evidence` inlined for the SDK's own ReadableSpan
+                if type(span) is ReadableSpan:  # (its fields read directly, see `_sdkspan`)
+                    scope = span._instrumentation_scope
+                    if scope is not None and scope.name == _SCOPE:
+                        attrs = _sdkspan.attributes(span)
+                    elif span._kind is not _CLIENT:
+                        attrs = None
+                    elif type(bounded := span._attributes) is BoundedAttributes and (
+                        bounded._immutable is True and type(inner := bounded._dict) is dict
+                    ):
+                        attrs = inner if _SESSION_KEY in inner else None
+                    else:
+                        attrs = _spans.evidence(span)
+                else:
+                    attrs = _spans.evidence(span)
+                if attrs is not None:
+                    judged = self._judged(span, attrs)
+                    if judged is None:
+                        return  # held for its receipt
+                    forwarded = judged
+                elif self._live and span.kind is _CLIENT and (context := span.context) is not None:
+                    self._live.pop(context.span_id, None)  # tracked, never got our evidence
             except Exception:
-                _logger.debug("mcp_health: deriving verdicts failed", exc_info=True)
-        elif self._live and self._enabled and span.context is not None:
-            self._forget(span.context.span_id)  # a tracked span that never got our evidence
-        self._forward(forwarded)
+                _logger.debug("mcp_health: on_end failed", exc_info=True)
+        for processor in self._downstream:
+            try:
+                processor.on_end(forwarded)
+            except Exception as error:
+                _downstream_raised(processor, "on_end", error)
+
+    def _judged(self, span: ReadableSpan, attrs: Mapping[str, Any]) -> ReadableSpan | None:
+        """The copy to forward (``None``: held until its receipt; the original on our error)."""
+        try:
+            receipt = None
+            if _OUTCOME_PENDING in attrs:  # a receipt is coming (else nothing is held)
+                held, receipt = self._held.call_ended(span, attrs)
+                if held:
+                    self._forget(span)  # forwarded with its receipt
+                    return None
+            forwarded = self._enrich(span, attrs, receipt)
+            if span.name == _OUTCOME_SPAN:
+                self._complete(span)
+            return forwarded
+        except Exception:
+            _logger.debug("mcp_health: deriving verdicts failed", exc_info=True)
+            return span
 
     def _forward(self, span: ReadableSpan) -> None:
         for processor in self._downstream:
@@ -267,20 +307,20 @@ class McpHealthSpanProcessor(SpanProcessor):
         if released is None:
             return
         call, extra = released
-        self._forward(self._enrich(call, extra))
+        self._forward(self._enrich(call, _sdkspan.attributes(call), extra))
 
     def _release_held(self) -> None:
         for call in self._held.drain():
             try:
-                forwarded = self._enrich(call)
+                forwarded = self._enrich(call, _sdkspan.attributes(call))
             except Exception:
                 _logger.debug("mcp_health: deriving verdicts failed", exc_info=True)
                 forwarded = call
             self._forward(forwarded)
 
-    def _forget(self, span_id: int) -> None:
-        with self._live_lock:
-            self._live.pop(span_id, None)
+    def _forget(self, span: ReadableSpan) -> None:
+        if span.context is not None:
+            self._live.pop(span.context.span_id, None)
 
     def shutdown(self) -> None:
         """Shut every downstream processor down and forget all state (idempotent)."""
@@ -293,8 +333,7 @@ class McpHealthSpanProcessor(SpanProcessor):
         for processor in self._downstream:
             processor.shutdown()
         self._engine.clear()
-        with self._live_lock:
-            self._live.clear()
+        self._live.clear()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Flush every downstream processor within one shared deadline (held calls first)."""
@@ -307,54 +346,16 @@ class McpHealthSpanProcessor(SpanProcessor):
         return flushed
 
     # ------------------------------------------------------------------------------------------
-    # Live calls (the in-flight gauge)
-    # ------------------------------------------------------------------------------------------
-    def _track(self, span: Span) -> None:
-        """A span starts: ours for ``tools/call``, or another library's CLIENT span, which our
-        instrumentation may enrich with a session key once its request starts (read when
-        counting: a borrowed span is a live call only if it then carries our evidence)."""
-        key: str | None = None
-        if _spans.carries_evidence(span):
-            attrs = span.attributes or {}
-            if _spans.method(attrs) != _TOOLS_CALL:
-                return
-            key = _spans.session_key(attrs)
-        elif span.kind is not SpanKind.CLIENT:
-            return
-        with self._live_lock:
-            if len(self._live) < _MAX_LIVE:
-                self._live[span.context.span_id] = (span, key)
-
-    def _in_flight_counts(self) -> Mapping[LiveState, int]:
-        now = time.time_ns()
-        with self._live_lock:
-            spans = [span for span, key in self._live.values() if _live_key(span, key)]
-        counts: Counter[LiveState] = Counter()
-        for span in spans:
-            try:
-                counts[self._live_state(span, now)] += 1
-            except Exception:
-                _logger.debug("mcp_health: live state failed", exc_info=True)
-        return counts
-
-    @staticmethod
-    def _live_state(span: Span, now: int) -> LiveState:
-        attrs = span.attributes or {}
-        if _codec.decode_waiting_for_user(attrs):
-            return LiveState.WAITING_FOR_USER
-        progress = _codec.decode_progress(
-            attrs, span.events, started_at=span.start_time, now=now, completed_at=None
-        )
-        return clocks(progress).live_state or LiveState.STALLED
-
-    # ------------------------------------------------------------------------------------------
     # Verdicts
     # ------------------------------------------------------------------------------------------
-    def _enrich(self, span: ReadableSpan, receipt: Mapping[str, Any] | None = None) -> ReadableSpan:
-        if span.context is not None:
-            with self._live_lock:
-                self._live.pop(span.context.span_id, None)
-        attrs = _sdkspan.attributes(span)  # read once, in place: never mutated
+    def _enrich(
+        self,
+        span: ReadableSpan,
+        attrs: Mapping[str, Any],
+        receipt: Mapping[str, Any] | None = None,
+    ) -> ReadableSpan:
+        """``attrs``: the span's attributes, read in place (never mutated)."""
+        self._forget(span)
         if receipt is not None:
             merged = {**attrs, **receipt}
             merged.pop(A.OUTCOME_PENDING, None)
@@ -366,19 +367,6 @@ class McpHealthSpanProcessor(SpanProcessor):
         if not verdicts and not _verdicts.carries_text(span):
             return span
         return _verdicts.enriched_copy(span, attrs, verdicts)
-
-    def _has_live_calls(self, key: str) -> bool:
-        with self._live_lock:
-            return any(_live_key(span, live) == key for span, live in self._live.values())
-
-
-def _live_key(span: Span, key: str | None) -> str | None:
-    """The session key of a live call: known at its start, or added since (a borrowed span that
-    turned out to be a ``tools/call`` of an instrumented session); ``None`` for other spans."""
-    if key is not None:
-        return key
-    attrs = span.attributes or {}
-    return _spans.session_key(attrs) if _spans.method(attrs) == _TOOLS_CALL else None
 
 
 __all__ = ["McpHealthSpanProcessor"]

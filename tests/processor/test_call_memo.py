@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from otel_mcp_health import _memo
+from otel_mcp_health import _memo, _spans
 from otel_mcp_health import attributes as A
 
 #: Every attribute name the project defines (module-level string constants with a dot).
@@ -169,3 +169,38 @@ def test_the_judgements_are_bounded() -> None:
     assert memo.decoded({A.GEN_AI_TOOL_NAME: "lookup"}) is decoded
     memo.remember(decoded, ("one more",), judged)
     assert memo.decoded({A.GEN_AI_TOOL_NAME: "lookup"}) is not decoded  # every shape forgotten
+
+
+_NOT_SERVER_KEYS = [name for name in _NAMES if name not in _memo.SERVER_KEYS]
+_SERVER_VALUES = st.one_of(
+    _VALUES, st.sampled_from(["127.0.0.1", "443", "x" * 300, "mcp.example.test", 443, 0, True])
+)
+
+
+@settings(max_examples=300)
+@given(
+    st.fixed_dictionaries({}, optional=dict.fromkeys(_memo.SERVER_KEYS, _SERVER_VALUES)),
+    st.lists(st.dictionaries(st.sampled_from(_NOT_SERVER_KEYS), _VALUES, max_size=6), max_size=3),
+    st.sampled_from([None, "fallback"]),
+)
+def test_the_server_memo_equals_the_identity_it_memoizes(
+    listed: dict[str, Any], others: list[dict[str, Any]], fallback: str | None
+) -> None:
+    """Spans that agree on :data:`SERVER_KEYS` (values and types) share an identity, whatever
+    else they carry; the memoized answer is always the fresh one."""
+    memo = _memo.CallMemo()
+    for other in [{}, *others]:
+        attrs = {**other, **listed}
+        assert memo.server(attrs, fallback) == _spans.server_identity(attrs, fallback)
+    for other in others:  # the other attributes do not change a fresh identity either
+        fresh = _spans.server_identity({**other, **listed}, fallback)
+        assert fresh == _spans.server_identity(listed, fallback)
+
+
+def test_server_identities_of_equal_values_of_different_types_differ() -> None:
+    memo = _memo.CallMemo()
+    assert memo.server({A.SERVER_ADDRESS: "h", A.SERVER_PORT: 1}, None) == "h:1"
+    assert memo.server({A.SERVER_ADDRESS: "h", A.SERVER_PORT: True}, None) == "h"
+    assert memo.server({A.SERVER_NAME: "n"}, "f") == "n"
+    assert memo.server({}, "f") == "f"
+    assert memo.server({A.SERVER_PORT: [1]}, "f") == "f"  # unhashable: not memoized

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import enum
 import hashlib
 import json
 import math
@@ -351,3 +352,77 @@ def test_digester_is_thread_safe() -> None:
         thread.join()
     assert errors == []
     assert len(digester) <= 50
+
+
+def _hit_twice(digester: CatalogDigester, tools: list[dict[str, Any]]) -> str:
+    """Digest ``tools`` until the whole catalog is answered from the cache (no tool looked at)."""
+    first = digester.digest(tools)
+    hits, misses = digester.hits, digester.misses
+    assert digester.digest(tools) == first
+    assert (digester.hits, digester.misses) == (hits + len(tools), misses)
+    return first
+
+
+class _Text(str):
+    def upper(self) -> str:
+        return "shouting"
+
+
+class _Schema(dict[str, Any]):
+    def items(self) -> Any:
+        return [("injected", True)]
+
+
+class _One(enum.IntEnum):
+    ONE = 1
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (1, True),
+        (True, 1),
+        (1, 1.0),
+        (0, False),
+        (None, math.nan),
+        (2.0**53, 2**53),  # == but only the float is in range
+        ("x", _Text("x")),
+        ({"a": 1}, _Schema(a=1)),
+        (1, _One.ONE),
+    ],
+    ids=repr,
+)
+def test_catalog_hit_then_in_place_change_misses(old: Any, new: Any) -> None:
+    """After a whole-catalog hit, a change that ``==`` cannot see still gives the new answer."""
+    digester = CatalogDigester()
+    tools = _catalog()
+    tools[0]["inputSchema"]["properties"]["x"] = {"default": old}
+    assert _hit_twice(digester, tools) == _reference(tools)
+    assert new == old or math.isnan(new)  # the cases a key built on == would get wrong
+    tools[0]["inputSchema"]["properties"]["x"] = {"default": new}
+    try:
+        expected: str | None = _reference(tools)
+    except (ValueError, TypeError):
+        expected = None
+    for _ in range(2):
+        if expected is None:
+            with pytest.raises(DigestError):
+                digester.digest(tools)
+        else:
+            assert digester.digest(tools) == expected
+    tools[0]["inputSchema"]["properties"]["x"] = {"default": old}
+    assert digester.digest(tools) == _reference(tools)
+
+
+def test_catalog_hit_then_changed_catalog_gives_the_new_digest() -> None:
+    digester = CatalogDigester()
+    tools = _catalog()
+    first = _hit_twice(digester, tools)
+    tools[-1]["description"] += " (edited)"
+    changed = digester.digest(tools)
+    assert changed == _reference(tools) != first
+    assert _hit_twice(digester, tools) == changed
+    tools[-1]["description"] = tools[-1]["description"].removesuffix(" (edited)")
+    assert digester.digest(tools) == first  # a recent catalog again
+    reordered = list(reversed(tools))
+    assert digester.digest(reordered) == first  # another order: per-tool hits, same digest

@@ -24,27 +24,26 @@ Anything JCS cannot represent raises :class:`DigestError` with reason
 :data:`REASON_UNREPRESENTABLE` and a short class name as detail (never the offending value).
 
 Caching (what the cache keys on): :class:`CatalogDigester` remembers the canonical bytes of
-each tool it has seen, keyed by ``marshal.dumps(tool, 2)``. Marshal is a C-speed serialization
-that is *content-complete and type-exact*: it writes every nested value with its exact type
-(``1``, ``1.0``, ``True`` and ``"1"`` all differ; so do ``-0.0`` and ``0.0``), refuses subclasses
-and foreign objects (such tools are canonicalized every time, never cached), and its bytes decode
-back to exactly one content. So two tools with the same key have the same canonical bytes, and
-mutating a tool in place, however deeply, changes its key. Keys on identity (``id(tool)``) or on
-a shallow fingerprint would return a stale digest after an in-place mutation and are not used.
-The price is one marshal pass per tool on every digest, the bulk of a warm digest; it is
+each tool it has seen, keyed by the tool's type proof (:func:`otel_mcp_health.core.jcs.type_proof`,
+a C-speed serialization that is *content-complete and type-exact*: every nested value is written
+with its exact type, so ``1``, ``1.0``, ``True`` and ``"1"`` all differ, and so do ``-0.0`` and
+``0.0``; subclasses and foreign objects have no proof, and such tools are canonicalized every
+time, never cached). Equal proofs decode to one content, so two tools with the same key have the
+same canonical bytes, and mutating a tool in place, however deeply, changes its key. Keys on
+identity (``id(tool)``) or on a shallow fingerprint would return a stale digest after an in-place
+mutation, and ``==`` is not exact (``True == 1 == 1.0``, and a subclass may define it): neither
+is used. The price is one proof per tool on every digest, the bulk of a warm digest; it is
 measured by ``benchmarks/bench_digest.py`` together with the cold and warm costs. The same bytes
-prove to :func:`otel_mcp_health.core.jcs.canonicalize` that the tool holds only exact built-in
-types, which its fast path requires.
+serve :func:`otel_mcp_health.core.jcs.canonicalize` as the proof its fast path requires.
 """
 
 from __future__ import annotations
 
 import hashlib
-import marshal
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from otel_mcp_health.core import jcs
 from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION
@@ -72,9 +71,6 @@ REASON_TOOLS_NOT_A_LIST: Final = "tools_not_a_list"
 DEFAULT_MAX_TOOLS: Final = 4096
 #: How many whole catalogs (lists of tool keys) a digester remembers the digest of.
 RECENT_CATALOGS: Final = 4
-
-_MARSHAL_VERSION: Final = jcs.MARSHAL_FORMAT  # why format 2: see there
-_dumps: Final = marshal.dumps
 
 _Entry = tuple[str, bytes]  # (name, canonical bytes of the projected tool); sorts as §3 requires
 
@@ -133,14 +129,14 @@ class CatalogDigester:
     """Computes catalog digests, remembering each tool's canonical bytes (thread-safe, bounded).
 
     A cold digest canonicalizes every tool. A warm one (the same tools again, as after every
-    ``tools/list`` that returned nothing new) only computes each tool's cache key (``marshal``,
-    see the module docstring): if the list of keys equals that of a recently digested catalog
-    (a ``memcmp``, no hashing), its digest is returned; otherwise each tool is looked up by its
-    key and only the tools not found are canonicalized. Equal keys mean equal content, so neither
-    level can return a stale digest.
+    ``tools/list`` that returned nothing new) only computes each tool's cache key (its type proof,
+    see the module docstring): if the list of keys equals that of a recently digested catalog (a
+    ``memcmp`` per tool, no hashing), its digest is returned; otherwise each tool is looked up by
+    its key and only the tools not found are canonicalized. Equal keys mean equal content, so
+    neither level can return a stale digest.
 
     At most ``max_tools`` tools (least recently used dropped first) and :data:`RECENT_CATALOGS`
-    catalogs are remembered; memory is roughly ``max_tools * (marshal size + canonical size)``
+    catalogs are remembered; memory is roughly ``max_tools * (proof size + canonical size)``
     of a tool, a few KiB each, plus the keys of the remembered catalogs. ``max_tools=0``
     disables caching (no keys are computed then).
     """
@@ -165,10 +161,10 @@ class CatalogDigester:
             self._recent.clear()
 
     def _keys(self, items: list[Any]) -> list[bytes | None]:
-        try:  # the common case: every tool is a plain dict of JSON values
-            return [_dumps(tool, _MARSHAL_VERSION) for tool in items]
-        except Exception:
+        keys = jcs.type_proofs(items)  # the common case: every tool is a plain dict of JSON values
+        if keys is None:
             return [_cache_key(tool) for tool in items]
+        return cast("list[bytes | None]", keys)
 
     def _entries(self, items: list[Any], keys: list[bytes | None]) -> list[_Entry]:
         """Each tool's entry, from the cache where possible (input order)."""
