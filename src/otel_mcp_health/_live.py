@@ -26,6 +26,9 @@ from otel_mcp_health.core.vocabulary import LiveState
 _logger = logging.getLogger(__name__)
 #: Live ``tools/call`` spans tracked at once.
 MAX_LIVE: Final = 10_000
+#: Other libraries' open CLIENT spans are tracked only while the map is below this: spans an
+#: application leaks (never ended) can never crowd out our own calls.
+MAX_FOREIGN: Final = MAX_LIVE // 2
 _TOOLS_CALL: Final = "tools/call"
 #: span id -> (span, session key; ``None`` for another library's span, read when counting)
 Live = dict[int, tuple[Span, str | None]]
@@ -36,6 +39,11 @@ def track(live: Live, span: Span) -> None:
     attrs = _sdkspan.open_attributes(span)
     if _spans.method(attrs) == _TOOLS_CALL and len(live) < MAX_LIVE:
         live[span.context.span_id] = (span, _spans.session_key(attrs))
+
+
+def room_for_foreign(live: Live) -> bool:
+    """Whether another library's open CLIENT span may still be tracked (:data:`MAX_FOREIGN`)."""
+    return len(live) < MAX_FOREIGN
 
 
 def calls(live: Live) -> list[tuple[Span, str]]:

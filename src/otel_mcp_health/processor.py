@@ -224,10 +224,11 @@ class McpHealthSpanProcessor(SpanProcessor):
                     scope, kind, context = span._instrumentation_scope, span._kind, span._context
                 else:
                     scope, kind, context = span.instrumentation_scope, span.kind, span.context
+                live = self._live
                 if scope is not None and scope.name == _SCOPE:
-                    _live.track(self._live, span)
-                elif kind is _CLIENT and context is not None and len(self._live) < _live.MAX_LIVE:
-                    self._live[context.span_id] = (span, None)  # maybe borrowed: see ``_live``
+                    _live.track(live, span)
+                elif kind is _CLIENT and context is not None and _live.room_for_foreign(live):
+                    live[context.span_id] = (span, None)  # maybe borrowed: see ``_live``
             except Exception:
                 _logger.debug("mcp_health: on_start failed", exc_info=True)
         for processor in self._downstream:

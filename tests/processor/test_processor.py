@@ -824,3 +824,21 @@ def test_a_call_span_that_ends_after_its_session_is_judged_in_it(pipeline: Pipel
     open_call.end(end_time=at(0))
     assert (pipeline.last("tools/call").attributes or {})[A.VERDICT] == "healthy"
     assert _sessions(pipeline.processor) == 0
+
+
+def test_leaked_client_spans_of_other_libraries_never_crowd_out_our_calls(
+    pipeline: Pipeline,
+) -> None:
+    """Another library's CLIENT span is tracked while open (our instrumentation may enrich it);
+    an application that never ends such spans fills at most part of the bounded map."""
+    from otel_mcp_health import _live
+
+    other = pipeline.provider.get_tracer("someone.else")
+    leaked = [other.start_span("GET", kind=SpanKind.CLIENT) for _ in range(_live.MAX_LIVE + 10)]
+    assert len(pipeline.processor._live) == _live.MAX_FOREIGN
+    ours = _live_call(pipeline, "ours", 1)
+    assert _gauge(pipeline) == {"working": 1, "stalled": 0, "waiting_for_user": 0}
+    ours.end()
+    for span in leaked:
+        span.end()
+    assert not pipeline.processor._live
