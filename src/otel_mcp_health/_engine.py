@@ -110,7 +110,8 @@ class Engine:
     ) -> dict[str, Any]:
         method = _spans.method(attrs)
         if method == _TOOLS_CALL:
-            return self._judge_call(span, attrs, session)
+            verdicts = self._judge_call(span, attrs, session)
+            return _verdicts.with_server_name(verdicts, attrs, session.server)
         if method == _TOOLS_LIST:
             return self._judge_page(span, attrs, session)
         if method in _HANDSHAKES:

@@ -31,6 +31,17 @@ _SAFE_EXCEPTION_KEYS = frozenset({A.EXCEPTION_TYPE, "exception.escaped"})
 # ----------------------------------------------------------------------------------------------
 # Results → attributes
 # ----------------------------------------------------------------------------------------------
+def with_server_name(
+    verdicts: dict[str, Any], attrs: Attributes, server: str | None
+) -> dict[str, Any]:
+    """A judged call's verdicts plus the server's name when its span names no server (stdio,
+    in-process: no ``server.address``), so that span metrics can tell the servers apart.
+    ``verdicts`` may be a memoized dict: it is never changed."""
+    if not verdicts or server is None or A.SERVER_ADDRESS in attrs or A.SERVER_NAME in attrs:
+        return verdicts
+    return {**verdicts, A.SERVER_NAME: server}
+
+
 def catalog_attributes(result: CatalogResult) -> dict[str, Any]:
     """``mcp_health.catalog.*`` verdict attributes of a catalog judgement."""
     attrs: dict[str, Any] = {

@@ -67,6 +67,8 @@ SESSION_ERA: Final = "mcp_health.session.era"
 SESSION_REQUESTED_VERSION: Final = "mcp_health.session.requested_version"
 SESSION_CAPABILITY_TOOLS: Final = "mcp_health.session.capability.tools"
 SESSION_CAPABILITY_TOOLS_LIST_CHANGED: Final = "mcp_health.session.capability.tools_list_changed"
+#: Also on the judged copy of a ``tools/call`` span whose session has no ``server.address``
+#: (stdio, in-process), so span metrics tell servers apart.
 SERVER_NAME: Final = "mcp_health.server.name"
 SERVER_VERSION: Final = "mcp_health.server.version"
 

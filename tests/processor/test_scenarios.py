@@ -108,6 +108,9 @@ async def test_inprocess_session_verdicts(instrumented: Pipeline, mode: str) -> 
     assert create[A.layer_attribute("outcome")] == "unobserved"
     assert create[A.CATALOG_VERDICT] == "converged"
     assert attrs(instrumented.last("tools/call slow"))[A.EFFECT_UNKNOWN] is True
+    # no server.address in-process: the judged copy names the server, for span metrics
+    assert A.SERVER_ADDRESS not in create
+    assert create[A.SERVER_NAME] == "health-test-server"
     # the session end span released the processor's state
     assert len(instrumented.processor._sessions) == 0
 
@@ -269,6 +272,9 @@ async def test_http_verdicts(instrumented: Pipeline) -> None:
     create = instrumented.last("tools/call create_ticket")
     assert verdict(create)[0] == "unverified"
     assert attrs(create)[A.layer_attribute("authorization")] == "passed"
+    # a network server is named by its address: no server name is added to the call
+    assert attrs(create)[A.SERVER_ADDRESS] == "127.0.0.1"
+    assert A.SERVER_NAME not in attrs(create)
     assert verdict(instrumented.last("tools/call slow"))[0] == "effect_unknown"
     incidents = instrumented.counts(A.METRIC_INCIDENTS, A.VERDICT)
     assert incidents == {"needs_auth": 2, "transport_error": 2, "effect_unknown": 1}
@@ -331,6 +337,7 @@ async def test_stdio_verdicts(instrumented: Pipeline) -> None:
     lookup = instrumented.last("tools/call lookup")
     assert verdict(lookup)[0] == "unverified"
     assert attrs(lookup)[A.layer_attribute("authorization")] == "not_applicable"
+    assert attrs(lookup)[A.SERVER_NAME] == "health-test-server"  # stdio: no server.address
     crash = instrumented.last("tools/call crash")
     assert verdict(crash) == ("effect_unknown", "reconcile_before_retry", "process_exit")
     assert attrs(crash)[A.CALL_FIRST_FAILED_LAYER] == "transport"
