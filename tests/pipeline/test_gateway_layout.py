@@ -104,3 +104,6 @@ def test_traces_meet_at_one_gateway_and_every_incident_is_kept(tmp_path: Path) -
     # The agents' collector made the verdict metrics from every span, before routing.
     assert "traces_span_metrics_calls_total{" in metrics
     assert 'mcp_health_verdict="false_success"' in metrics
+    # The demo's own processor metrics arrived over OTLP too (its periodic reader, flushed at exit).
+    assert "mcp_health_calls_total{" in metrics
+    assert "mcp_health_catalog_verdicts_total{" in metrics

@@ -17,7 +17,9 @@ from a worker thread, so after each scenario the demo waits, with a deadline, fo
 With ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) set, the same
 processor also feeds a ``BatchSpanProcessor(OTLPSpanExporter())`` (OTLP/HTTP, configured by the
 standard ``OTEL_EXPORTER_OTLP_*`` variables), so the spans with their verdicts reach a collector
-as well; it is flushed when the demo ends (bounded by the exporter's own timeout).
+as well; with ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``..._METRICS_ENDPOINT``) the processor's and the
+instrumentation's metrics go there too (a periodic OTLP/HTTP reader). Both are flushed when the
+demo ends (bounded by the exporters' own timeouts).
 
 The scenarios and their expected verdicts live in :mod:`._scenarios`, the sessions that run them
 in :mod:`._drive`, the table and the check of the exported spans in :mod:`._report`.
@@ -37,7 +39,11 @@ from typing import Final, TextIO
 
 import anyio
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import (
+    InMemoryMetricReader,
+    MetricReader,
+    PeriodicExportingMetricReader,
+)
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -95,7 +101,7 @@ class _Pipeline:
 
             downstream.append(BatchSpanProcessor(OTLPSpanExporter()))
         reader = InMemoryMetricReader()
-        meters = MeterProvider(metric_readers=[reader])
+        meters = MeterProvider(metric_readers=[reader, *_otlp_metric_readers()])
         provider = TracerProvider()
         provider.add_span_processor(McpHealthSpanProcessor(downstream, meter_provider=meters))
         return cls(provider, exporter, reader, meters, otlp)
@@ -106,6 +112,18 @@ class _Pipeline:
     def shutdown(self) -> None:
         self.provider.shutdown()
         self.meters.shutdown()
+
+
+def _otlp_metric_readers() -> list[MetricReader]:
+    """A periodic OTLP/HTTP metric reader when an OTLP endpoint for metrics is configured."""
+    if not (
+        os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
+    ):
+        return []
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+
+    return [PeriodicExportingMetricReader(OTLPMetricExporter())]
 
 
 def _sha256_of_content(call: otel_mcp_health.CallContext) -> str:
