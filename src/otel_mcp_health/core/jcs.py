@@ -41,7 +41,7 @@ import pickle
 import re
 from collections import deque
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import rfc8785
 
@@ -127,12 +127,14 @@ def _deeper_than(value: Any, limit: int) -> bool:
 # objects whose type *is* int, float, str, bytes, bytearray, dict, list or tuple (an identity
 # test on the type, so no subclass), walking dicts and lists in C without calling user code;
 # every other object is offered to ``reducer_override`` first, which refuses it. Protocol 3 has
-# no frames, so one ``dump`` makes one ``write``; fast mode keeps no memo, so the bytes are the
-# content alone: no back-references, no "interned" bit, nothing that depends on who else holds a
-# reference. Each type has its own opcodes (``True`` is ``\x88``, ``1`` is ``K\x01``, ``1.0``
-# and ``-0.0`` are ``G`` and their 8 IEEE bytes), strings are UTF-8 (``surrogatepass``), and
-# unpickling gives back exactly one value: equal proofs mean equal values of equal types, member
-# order included.
+# no frames, so one ``dump`` usually makes one ``write``; but a str or bytes payload of 64 KiB or
+# more (the pickler's frame target) bypasses its buffer and is written on its own, so a proof is
+# the join of every write of its ``dump``, never the first alone. Fast mode keeps no memo, so the
+# bytes are the content alone: no back-references, no "interned" bit, nothing that depends on who
+# else holds a reference. Each type has its own opcodes (``True`` is ``\x88``, ``1`` is
+# ``K\x01``, ``1.0`` and ``-0.0`` are ``G`` and their 8 IEEE bytes), strings are UTF-8
+# (``surrogatepass``), and unpickling gives back exactly one value: equal proofs mean equal values
+# of equal types, member order included.
 # A cycle (found past 50 levels), deep nesting (RecursionError) or a mutation during the walk
 # fails the dump: no proof. About 30 % faster than ``marshal`` format 2, which encodes each
 # string into a new bytes object (formats 3 and 4 avoid that but write reference flags that
@@ -167,7 +169,7 @@ def type_proof(value: Any) -> bytes | None:
         _prover(parts).dump(value)
     except Exception:  # the refusal, RecursionError, a cycle, a mutation during the walk
         return None
-    return parts[0]
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def type_proofs(values: list[Any]) -> list[bytes] | None:
@@ -177,7 +179,10 @@ def type_proofs(values: list[Any]) -> list[bytes] | None:
         deque(map(_prover(parts).dump, values), 0)
     except Exception:
         return None
-    return parts
+    if len(parts) == len(values):  # every dump writes at least once: here exactly once each
+        return parts
+    proofs = [type_proof(value) for value in values]  # a large payload was written apart
+    return None if None in proofs else cast("list[bytes]", proofs)
 
 
 #: A non-finite double in a proof: ``G`` then 8 big-endian bytes whose exponent bits are all set,
