@@ -181,17 +181,12 @@ class Engine:
     def _judge_handshake(
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
     ) -> dict[str, Any]:
+        if _codec.decode_superseded(attrs):
+            return {}  # one attempt, judged on the fallback handshake that followed
         evidence = _codec.decode_handshake(attrs, self._supported)
         result = classify_session(SessionEvidence(handshake=evidence)).call
         rule = _RULES[result.rule]
         if rule is _HANDSHAKE_FAILED:
-            probe = (
-                _codec.decode_era(attrs) is Era.DISCOVER
-                and result.first_failed_layer is FirstFailedLayer.PROTOCOL
-                and result.verdict is not Verdict.INCOMPATIBLE_SESSION
-            )
-            if probe:
-                return {}  # the client falls back to ``initialize``: not a session failure
             if isinstance(evidence.authorization, AuthorizationEvidence) and (
                 result.first_failed_layer is FirstFailedLayer.AUTHORIZATION
             ):

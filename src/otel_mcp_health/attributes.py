@@ -67,6 +67,10 @@ SESSION_ERA: Final = "mcp_health.session.era"
 SESSION_REQUESTED_VERSION: Final = "mcp_health.session.requested_version"
 SESSION_CAPABILITY_TOOLS: Final = "mcp_health.session.capability.tools"
 SESSION_CAPABILITY_TOOLS_LIST_CHANGED: Final = "mcp_health.session.capability.tools_list_changed"
+#: ``true`` on a ``server/discover`` probe answered with an error and followed by the session's
+#: fallback handshake: one connection attempt, judged on the handshake that superseded the probe
+#: (docs/model.md#handshake); the probe gets no verdict and opens no incident.
+SESSION_SUPERSEDED: Final = "mcp_health.session.superseded"
 #: Also on the judged copy of a ``tools/call`` span whose session has no ``server.address``
 #: (stdio, in-process), so span metrics tell servers apart.
 SERVER_NAME: Final = "mcp_health.server.name"

@@ -54,8 +54,9 @@ On the page that ends a ``tools/list`` traversal (or fails it), on ``list_change
 ``mcp_health.install`` spans: the catalog verdict. On a failed handshake span (``initialize`` /
 ``server/discover``): the verdict of its first failed layer (``transport_error``, ``needs_auth``,
 ``protocol_error``, ``incompatible_session``); also on a handshake that negotiated a version the
-client does not support. A ``server/discover`` probe that the client answered by falling back to
-``initialize`` (a protocol-level error other than ``-32022``) is not a failure and gets no verdict.
+client does not support. A ``server/discover`` probe that failed and was followed by the session's
+fallback handshake is marked ``mcp_health.session.superseded`` by the instrumentation: one
+connection attempt, judged once, on the handshake that superseded it (docs/model.md#handshake).
 
 Non-MCP spans (any span whose instrumentation scope is not ``otel_mcp_health.instrumentation``)
 are forwarded as the very same object after one attribute comparison. If the processor's own code

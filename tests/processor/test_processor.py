@@ -278,23 +278,32 @@ def test_a_successful_handshake_gets_no_verdict(pipeline: Pipeline) -> None:
     assert A.VERDICT not in (pipeline.last("initialize").attributes or {})
 
 
-def test_a_discover_probe_that_falls_back_is_not_a_failure(pipeline: Pipeline) -> None:
+def _failed_probe(spans: SessionSpans, **extra: Any) -> None:
+    attrs = {
+        A.MCP_METHOD_NAME: "server/discover",
+        A.SESSION_ERA: "server/discover",
+        A.TRANSPORT_OUTCOME: "ok",
+        A.HTTP_RESPONSE_STATUS_CODE: 200,
+        A.RPC_RESPONSE_STATUS_CODE: "-32601",
+    }
+    spans.emit("server/discover", {**attrs, **extra}, -130)
+
+
+def test_a_superseded_discover_probe_is_not_a_failure(pipeline: Pipeline) -> None:
     spans = SessionSpans(pipeline.tracer)
-    spans.emit(
-        "server/discover",
-        {
-            A.MCP_METHOD_NAME: "server/discover",
-            A.SESSION_ERA: "server/discover",
-            A.TRANSPORT_OUTCOME: "ok",
-            A.HTTP_RESPONSE_STATUS_CODE: 200,
-            A.RPC_RESPONSE_STATUS_CODE: "-32601",
-        },
-        -130,
-    )
+    _failed_probe(spans, **{A.SESSION_SUPERSEDED: True})
     spans.converged()
     spans.call()
     assert A.VERDICT not in (pipeline.last("server/discover").attributes or {})
     assert (pipeline.last("tools/call").attributes or {})[A.VERDICT] == "unverified"
+    assert pipeline.counts(A.METRIC_INCIDENTS, A.VERDICT) == {}
+
+
+def test_a_failed_probe_that_nothing_superseded_is_judged(pipeline: Pipeline) -> None:
+    _failed_probe(SessionSpans(pipeline.tracer))
+    attrs = pipeline.last("server/discover").attributes or {}
+    assert attrs[A.VERDICT] == "protocol_error"
+    assert attrs[A.CALL_FIRST_FAILED_LAYER] == "protocol"
 
 
 def test_a_disjoint_discover_probe_is_incompatible(pipeline: Pipeline) -> None:

@@ -133,6 +133,15 @@ def decode_era(attrs: Attributes) -> Era | None:
     return next((era for era in Era if era.value == value), None)
 
 
+def encode_superseded() -> dict[str, Any]:
+    """A failed ``server/discover`` probe that the session's fallback handshake superseded."""
+    return {A.SESSION_SUPERSEDED: True}
+
+
+def decode_superseded(attrs: Attributes) -> bool:
+    return read_bool(attrs, A.SESSION_SUPERSEDED) is True
+
+
 def encode_origin(origin: str) -> dict[str, Any]:
     """Who asked for a ``tools/list`` page: the application, or the SDK internally."""
     return {A.EVIDENCE_ORIGIN: origin}

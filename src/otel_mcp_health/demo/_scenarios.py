@@ -48,10 +48,9 @@ HTTP_NO_VERIFIER = Scenario(
 HTTP_UNKNOWN_TOOL = Scenario(
     "http: unknown tool export_reports", (_call("export_reports", "stale_catalog"),)
 )
-HTTP_AUTHN = Scenario(
-    "http: /authn answers 401",
-    (("server/discover", "needs_auth"), ("initialize", "needs_auth")),
-)
+# The ``server/discover`` probe is superseded by the fallback ``initialize``: one attempt, one
+# judgement (docs/model.md#handshake).
+HTTP_AUTHN = Scenario("http: /authn answers 401", (("initialize", "needs_auth"),))
 HTTP_CLOSED = Scenario("http: closed port", (("server/discover", "transport_error"),))
 # The silent call and its reconciliation run in-process: over HTTP, a call that timed out never
 # saw its HTTP status, so its authorization layer stays unobserved and, even once the effect is

@@ -69,6 +69,8 @@ def begin_request(
     slot: Slot | None,
 ) -> RequestRecord:
     """Start the one CLIENT span of a request, with everything known before it is sent."""
+    if state.held_probe is not None:
+        state.release_probe(superseded=method in HANDSHAKE_METHODS)
     params = params if isinstance(params, Mapping) else {}
     target = params.get("name") if method in _NAMED_METHODS else None
     target = cap(target) if isinstance(target, str) else None  # server-chosen: bounded
@@ -303,11 +305,26 @@ def finish(telemetry: Telemetry, record: RequestRecord) -> None:
     record.state.open_calls.discard(record)
     if record.recording:
         _write_evidence(telemetry, record)
-    if not record.borrowed and not record.end_deferred:
+    if _is_fallback_probe(record):
+        record.state.held_probe = (record, time.time_ns())
+    elif not record.borrowed and not record.end_deferred:
         record.span.end()
     _record_duration(telemetry, record)
     if record.on_finished is not None:
         record.on_finished()  # e.g. start the outcome verifier that will end the span
+
+
+def _is_fallback_probe(record: RequestRecord) -> bool:
+    """A ``server/discover`` answered with an error (JSON-RPC or HTTP): the SDK may fall back to
+    ``initialize`` in the same session, so its span waits to learn whether it was superseded."""
+    answered = record.error_code is not None or (record.http_status or 0) >= 400
+    return (
+        record.method == "server/discover"
+        and answered
+        and record.recording
+        and not record.borrowed
+        and not record.end_deferred
+    )
 
 
 def _write_evidence(telemetry: Telemetry, record: RequestRecord) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 import weakref
+from types import FrameType
 from typing import Any
 
 from opentelemetry.trace import SpanKind
@@ -32,16 +33,45 @@ def register_session(session: Any) -> None:
     inbound = getattr(getattr(session, "_read_stream", None), "_state", None)
     if inbound is not None:
         _state.INBOUND_STREAMS[inbound] = state
-    if _state.STDIO_SPAWNED.get():
-        from anyio.streams.memory import MemoryObjectSendStream
+    if _state.STDIO_FRAMES:
+        _claim_stdio_streams()
+    written = getattr(getattr(dispatcher, "_write_stream", None), "_state", None)
+    if written is not None and written in _state.STDIO_STREAMS:
+        state.network_transport = "pipe"
 
-        if type(getattr(dispatcher, "_write_stream", None)) is MemoryObjectSendStream:
-            state.network_transport = "pipe"
+
+def stdio_spawned(frame: FrameType | None, command: Any, args: Any) -> None:
+    """``stdio_client`` (the frame awaiting the process, or one of its callers) started a server.
+
+    Its write stream exists now (mcp 1.x) or right after the process starts (2.x), as the local
+    ``write_stream`` of that frame: it is claimed now or at the next session registration.
+    """
+    for _ in range(_STDIO_FRAME_DEPTH):
+        if frame is None or frame.f_code.co_name == "stdio_client":
+            break
+        frame = frame.f_back
+    if frame is None or frame.f_code.co_name != "stdio_client":
+        return
+    line = (command, *args) if isinstance(args, list | tuple) else (command,)
+    _state.STDIO_FRAMES.append((frame, tuple(map(str, line))))
+    _claim_stdio_streams()
 
 
-def stdio_spawned() -> None:
-    """``stdio_client`` started a server process in the current context (see ``STDIO_SPAWNED``)."""
-    _state.STDIO_SPAWNED.set(True)
+#: How far above the process hook ``stdio_client``'s frame may be (wrapper layers).
+_STDIO_FRAME_DEPTH = 4
+
+
+def _claim_stdio_streams() -> None:
+    """Turn each pending ``stdio_client`` frame whose write stream exists into a weak entry of
+    :data:`_state.STDIO_STREAMS`, so no frame (and none of its locals) is held longer."""
+    pending = _state.STDIO_FRAMES
+    for _ in range(len(pending)):
+        frame, line = pending.popleft()
+        written = getattr(frame.f_locals.get("write_stream"), "_state", None)
+        if written is None:
+            pending.append((frame, line))  # 2.x, still spawning
+        else:
+            _state.STDIO_STREAMS[written] = line
 
 
 def session_started(session: Any) -> None:
@@ -54,7 +84,10 @@ def session_started(session: Any) -> None:
 def session_ended(telemetry: Telemetry, session: Any, exc: BaseException | None) -> None:
     """``ClientSession.__aexit__`` ran: record ``mcp.client.session.duration``."""
     state = _state.SESSIONS.get(session)
-    if state is None or state.started_ns is None:
+    if state is None:
+        return
+    state.release_probe(superseded=False)  # no fallback came: judged as it is
+    if state.started_ns is None:
         return
     elapsed = (time.perf_counter_ns() - state.started_ns) / 1e9
     state.started_ns = None

@@ -23,16 +23,18 @@ import hmac
 import secrets
 import time
 import weakref
+from collections import deque
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 from opentelemetry.metrics import Histogram
 from opentelemetry.trace import Span, Tracer
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import Connection, encode_connection
+from otel_mcp_health._codec import Connection, encode_connection, encode_superseded
 from otel_mcp_health.core.bounds import LabelBudget
 from otel_mcp_health.core.observations import Observed
 from otel_mcp_health.core.traversal import CursorChain
@@ -118,6 +120,10 @@ class SessionState:
     started_ns: int | None = None
     traversal: Traversal | None = None
     known_tools: dict[str, KnownTool] | None = None
+    #: A ``server/discover`` probe answered with an error, and when it ended (``time_ns``): its
+    #: span waits for the session's next request, which tells whether a fallback superseded it
+    #: (:meth:`release_probe`).
+    held_probe: tuple[RequestRecord, int] | None = None
     #: ``tools/call`` requests whose span is still open (weakly held: never keeps one alive).
     open_calls: weakref.WeakSet[RequestRecord] = field(default_factory=weakref.WeakSet)
     #: mcp 1.x: open requests by JSON-RPC id, for the transport hooks that run outside the
@@ -196,6 +202,17 @@ class SessionState:
         version = getattr(session, "protocol_version", None)
         return version if isinstance(version, str) else self.protocol_version
 
+    def release_probe(self, *, superseded: bool) -> None:
+        """End the held probe's span at the time it ended; ``superseded``: the session's fallback
+        handshake (``initialize`` or a re-probe) followed, so the attempt is judged on that one."""
+        held, self.held_probe = self.held_probe, None
+        if held is None:
+            return
+        record, ended_ns = held
+        if superseded:
+            record.span.set_attributes(encode_superseded())
+        record.span.end(end_time=ended_ns)
+
 
 #: Client dispatcher -> state. Server-side dispatchers are never in here, which is how every
 #: dispatcher hook tells a client request from a server-initiated one in the same process.
@@ -268,7 +285,11 @@ SLOT: ContextVar[Slot | None] = ContextVar("otel_mcp_health_slot", default=None)
 #: True inside ``call_tool``: a ``tools/list`` issued there is the SDK's own (output-schema
 #: refresh, ``Client`` re-list), not an application discovery.
 INTERNAL: ContextVar[bool] = ContextVar("otel_mcp_health_internal", default=False)
-#: True in a context where ``stdio_client`` spawned a server process. ``stdio_client`` is the only
-#: SDK transport whose write stream is a plain anyio memory stream (the others use the SDK's
-#: context-carrying streams), so a session built in such a context over such a stream is a pipe.
-STDIO_SPAWNED: ContextVar[bool] = ContextVar("otel_mcp_health_stdio", default=False)
+#: ``stdio_client`` frames that spawned a server process, with the server's command line, not yet
+#: matched to their write stream (mcp 2.x creates the streams after the process). Read at the next
+#: session registration, then dropped; a frame whose streams never appear is pushed out.
+STDIO_FRAMES: deque[tuple[FrameType, tuple[str, ...]]] = deque(maxlen=16)
+#: The shared state of a write stream that ``stdio_client`` yielded -> the server's command line
+#: (in memory only: arguments may hold secrets). A session is a pipe exactly when its own write
+#: stream is one of these: a transport identity is a session's own, never its context's.
+STDIO_STREAMS: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -343,11 +344,13 @@ async def stdio_process(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> Any:
-    """``mcp.client.stdio._create_platform_compatible_process``: runs inside ``stdio_client`` in
-    the caller's context (an async context manager's body runs in the task that enters it), so
-    the mark it leaves is seen by the ``ClientSession`` built over the yielded streams.
+    """``mcp.client.stdio._create_platform_compatible_process``: awaited by ``stdio_client``,
+    whose frame (this coroutine's caller) holds the streams it yields; the session built over
+    that very write stream is a pipe, and no other session (``_session_hooks.stdio_spawned``).
     """
+    caller = sys._getframe(1)
     process = await wrapped(*args, **kwargs)
     if active(configured) is not None:
-        fenced("stdio mark", _session_hooks.stdio_spawned)
+        command, argv = kwargs.get("command"), kwargs.get("args")
+        fenced("stdio mark", _session_hooks.stdio_spawned, caller, command, argv)
     return process
