@@ -344,4 +344,11 @@ def test_precedence(session: SessionEvidence) -> None:
         Verdict.HEALTHY,
         Verdict.UNVERIFIED,
     }:
-        assert result.catalog_verdict is CatalogVerdict.CONVERGED
+        if result.catalog_verdict is not CatalogVerdict.CONVERGED:
+            # the one exception (docs/model.md#precedence): a catalog unverifiable only for want
+            # of any discovery never hides the call's own failed layer, and is never green
+            assert result.catalog is not None
+            assert result.catalog.verdict is CatalogVerdict.UNVERIFIABLE
+            assert result.catalog.reason == "no_discovery"
+            assert result.call.first_failed_layer is not FirstFailedLayer.NONE
+            assert result.call.verdict not in {Verdict.HEALTHY, Verdict.UNVERIFIED, Verdict.WORKING}

@@ -10,6 +10,8 @@ import pytest
 from otel_mcp_health.core.contract import VERDICT_RULES
 from otel_mcp_health.core.evidence import (
     AuthorizationEvidence,
+    CatalogEvidence,
+    Discovery,
     EffectEvidence,
     ExecutionEvidence,
     HandshakeEvidence,
@@ -364,3 +366,40 @@ def test_missing_evidence_is_never_healthy() -> None:
         session(call=with_(missing=("list_changed",), execution=ExecutionEvidence(is_error=True)))
     ).call
     assert (failed.verdict, failed.reason) == (Verdict.TOOL_FAILED, "is_error")
+
+
+# ---- the precedence exception for a server never discovered ---------------------------------
+NEVER_DISCOVERED = CatalogEvidence(list_changed=True, now=T0)
+
+
+@pytest.mark.parametrize(
+    ("call", "verdict", "reason"),
+    [
+        (with_(execution=ExecutionEvidence(is_error=True)), Verdict.TOOL_FAILED, "is_error"),
+        (with_(protocol=ProtocolEvidence(error_code=-32602)), Verdict.PROTOCOL_ERROR, None),
+        (with_(execution=TIMEOUT), Verdict.EFFECT_UNKNOWN, None),
+        (GOOD, Verdict.STALE_CATALOG, "catalog_no_discovery"),
+    ],
+    ids=["is-error", "json-rpc-error", "timeout", "all-passed"],
+)
+def test_a_never_discovered_catalog_hides_no_failed_layer(
+    call: Any, verdict: Verdict, reason: str | None
+) -> None:
+    result = classify_session(
+        SessionEvidence(handshake=HANDSHAKE, catalog=NEVER_DISCOVERED, call=call)
+    )
+    assert result.catalog is not None
+    assert str(result.catalog.reason) == "no_discovery"
+    assert result.call.verdict is verdict
+    if reason is not None:
+        assert str(result.call.reason) == reason
+
+
+def test_other_unverifiable_catalogs_still_outrank_a_failed_call() -> None:
+    undigested = Discovery(started_at=T0 - 10 * S, completed_at=T0 - 5 * S)
+    catalog = CatalogEvidence(list_changed=True, now=T0, discoveries=(undigested,))
+    failed = with_(execution=ExecutionEvidence(is_error=True))
+    result = classify_session(SessionEvidence(handshake=HANDSHAKE, catalog=catalog, call=failed))
+    assert result.catalog is not None
+    assert str(result.catalog.reason) != "no_discovery"
+    assert result.call.verdict is Verdict.STALE_CATALOG

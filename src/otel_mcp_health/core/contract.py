@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from otel_mcp_health.core.catalog import CatalogResult
+from otel_mcp_health.core.catalog import NO_DISCOVERY, CatalogResult
 from otel_mcp_health.core.evidence import CallEvidence, HandshakeEvidence, ProtocolEvidence
 from otel_mcp_health.core.layers import CallLayers, evaluate_layers
 from otel_mcp_health.core.progress import ClockState
@@ -152,7 +152,7 @@ def _stale_catalog(c: ContractContext) -> _D | None:
     if not c.judge_session:
         return None
     if c.catalog is not None:
-        if c.catalog.verdict is CatalogVerdict.CONVERGED:
+        if c.catalog.verdict is CatalogVerdict.CONVERGED or _own_failure_shows(c):
             return None
         return Decision(Verdict.STALE_CATALOG, f"catalog_{c.catalog.reason}", c.catalog.next_action)
     verdict = c.catalog_verdict or CatalogVerdict.UNVERIFIABLE
@@ -164,6 +164,18 @@ def _stale_catalog(c: ContractContext) -> _D | None:
         else NextAction.BOUNDED_REDISCOVERY
     )
     return Decision(Verdict.STALE_CATALOG, f"catalog_{verdict.value}", action)
+
+
+def _own_failure_shows(c: ContractContext) -> bool:
+    """The precedence exception: a catalog unverifiable only for want of any discovery of the
+    server never hides the call's own failed layer (the later rules judge the call then)."""
+    failed = c.layers.first_failed if c.layers is not None else FirstFailedLayer.NONE
+    catalog = c.catalog
+    return (
+        catalog is not None
+        and catalog.reason == NO_DISCOVERY
+        and failed is not FirstFailedLayer.NONE
+    )
 
 
 def _effect_unknown(c: ContractContext) -> _D | None:
@@ -278,7 +290,9 @@ VERDICT_RULES: tuple[Rule[ContractContext, Verdict], ...] = (
     Rule(
         "stale_catalog",
         (Verdict.STALE_CATALOG,),
-        "the catalog verdict is not `converged` (no catalog evidence counts as `unverifiable`)",
+        "the catalog verdict is not `converged` (no catalog evidence counts as `unverifiable`); "
+        "a catalog `unverifiable` only for `no_discovery` never hides the call's own failed "
+        "layer",
         _stale_catalog,
     ),
     Rule(
