@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from otel_mcp_health import _codec, _sdkspan, _spans, _verdicts
 from otel_mcp_health import attributes as A
 from otel_mcp_health._memo import MAX_CELLS, CallMemo, Decoded, Judged, decode, judgement
+from otel_mcp_health._servers import ServerCatalogs
 from otel_mcp_health._sessions import Incidents, Session, SessionStore, SilentCall, SilentCalls
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import classify_catalog
@@ -76,6 +77,7 @@ class Engine:
         self._has_live_calls = has_live_calls
         self._incidents = Incidents()
         self._silent = SilentCalls()
+        self._servers = ServerCatalogs()
         self._lock = threading.Lock()
         #: Judge from the memoized session facts (``False``: re-derive everything per span).
         self.incremental = True
@@ -89,6 +91,7 @@ class Engine:
             self.sessions.clear()
             self._incidents.clear()
             self._silent.clear()
+            self._servers.clear()
 
     def judge(self, span: ReadableSpan, attrs: Mapping[str, Any], key: str) -> dict[str, Any]:
         """The verdict attributes of one finished span of session ``key`` (may be empty)."""
@@ -193,6 +196,8 @@ class Engine:
                 session.auth_failure = evidence.authorization
         else:
             session.handshake = evidence
+            if (server := _codec.decode_server_key(attrs)) is not None:
+                session.join(self._servers.touch(server))
             if rule not in _HANDSHAKE_RULES:
                 return {}
         verdicts: dict[str, Any] = {
@@ -226,6 +231,7 @@ class Engine:
             self._silent.remember(span.context.span_id, silent)
         self._count_call(attrs, session, decoded, judged)
         verdicts = dict(judged.verdicts)
+        verdicts.update(_verdicts.inherited_attributes(session.inherited, span.end_time))
         if summary is not None and summary.count:
             verdicts.update(_verdicts.progress_attributes(summary))
         self._open_incident(span, attrs, session, result=result, verdicts=verdicts)

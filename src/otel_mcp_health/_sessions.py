@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from otel_mcp_health._servers import ServerCatalog
 from otel_mcp_health.core.catalog import (
     DIGEST_UNAVAILABLE,
     CatalogResult,
@@ -102,10 +103,14 @@ class Session:
     auth_failure: AuthorizationEvidence | None = None
     #: The session's end span arrived; released when its last open call span ends.
     closing: bool = False
+    #: What the sessions of this session's server share (known from its handshake span).
+    shared: ServerCatalog | None = None
     #: Bumped whenever evidence the catalog verdict reads changes (pages, signals, installs,
     #: findings): the memoized facts below are valid for one version (docs/model.md#catalog).
     version: int = 0
-    _catalog_memo: tuple[int, HandshakeEvidence | None, int, CatalogResult] | None = None
+    _catalog_memo: tuple[tuple[int, int], HandshakeEvidence | None, int, CatalogResult] | None = (
+        None
+    )
     _facts_memo: tuple[HandshakeEvidence | None, HandshakeFacts] | None = None
     #: The engine's memo tokens (:mod:`otel_mcp_health._memo`) of the two results above; ``-1``
     #: when a result was derived again and its token is not known yet.
@@ -142,6 +147,8 @@ class Session:
             if chain_defect(discovery) is None:
                 self.complete = discovery
                 self.findings = ()  # earlier findings were checked against an older catalog
+                if self.shared is not None:
+                    self.shared.discovered(discovery, list_changed=self._list_changed())
         return final
 
     def set_install(self, digest: object, error: object) -> None:
@@ -158,7 +165,30 @@ class Session:
         self.last_signal = at if self.last_signal is None else max(self.last_signal, at)
         if self.pending_signal is None:
             self.pending_signal = at
+        if self.shared is not None:
+            self.shared.signal(at)
         self.version += 1
+
+    def join(self, shared: ServerCatalog) -> None:
+        """The handshake named this session's server: share its catalog state from now on."""
+        if self.shared is not shared:
+            self.leave()
+            self.shared = shared
+            self.version += 1
+        if self._list_changed() is True:
+            shared.listen(self.key)
+
+    def leave(self) -> None:
+        """The session is gone (ended, evicted or expired): it no longer hears its server."""
+        if self.shared is not None:
+            self.shared.leave(self.key)
+
+    @property
+    def inherited(self) -> Discovery | None:
+        """The server's discovery this session is judged against, having made none itself."""
+        if self.latest is not None or self.shared is None:
+            return None
+        return self.shared.complete
 
     def add_finding(self, finding: ToolCallCheck) -> None:
         """Keep a call-time contract finding (bounded)."""
@@ -179,24 +209,29 @@ class Session:
         """The catalog verdict at ``now``, derived once per version of its evidence (and, for a
         server that cannot signal changes, once per side of the refresh deadline)."""
         freshness = self._freshness(now, max_age_s)
+        version = (self.version, self.shared.version if self.shared is not None else -1)
         memo = self._catalog_memo
         if (
             memo is not None
-            and memo[0] == self.version
+            and memo[0] == version
             and memo[1] is self.handshake
             and memo[2] == freshness
         ):
             return memo[3]
         result = classify_catalog(self.catalog(now, max_age_s))
-        self._catalog_memo = (self.version, self.handshake, freshness, result)
+        self._catalog_memo = (version, self.handshake, freshness, result)
         self.catalog_token = -1
         return result
 
     def _freshness(self, now: int | None, max_age_s: float) -> int:
         """The only way ``now`` enters the catalog rules: the bounded refresh policy."""
-        if self._list_changed() is True:
+        if self._catalog_list_changed() is True:
             return 0
-        completed = self.latest.completed_at if self.latest is not None else None
+        inherited = self.inherited
+        if inherited is not None:
+            completed = inherited.completed_at
+        else:
+            completed = self.latest.completed_at if self.latest is not None else None
         if now is None or completed is None:
             return 1
         return 3 if now - completed > max_age_s * _NS_PER_S else 2
@@ -206,19 +241,40 @@ class Session:
         tools = capabilities.get("tools") if capabilities is not None else None
         return tools.get("listChanged") is True if isinstance(tools, dict) else None
 
-    def catalog(self, now: int | None, max_age_s: float) -> CatalogEvidence:
-        """The session's catalog evidence at ``now`` (docs/model.md#catalog,
-        docs/evidence-format.md ``catalog``)."""
+    def _catalog_list_changed(self) -> bool | None:
+        """``tools.listChanged`` as the catalog rules may trust it (an inherited catalog only
+        while some session of the server stayed open to hear a change)."""
+        if self.inherited is not None and self.shared is not None:
+            return self.shared.inherited_list_changed()
+        return self._list_changed()
+
+    def _discoveries(self) -> tuple[Discovery, ...]:
+        inherited = self.inherited
+        if inherited is not None:
+            return (inherited,)
         discoveries: tuple[Discovery, ...] = () if self.complete is None else (self.complete,)
         latest = self.latest.discovery() if self.latest is not None else None
         if latest is not None and latest != self.complete:
             discoveries = (*discoveries, latest)
+        return discoveries
+
+    def _last_signal(self) -> int | None:
+        """The latest ``list_changed`` this session or any session of its server received."""
+        shared = self.shared.last_signal if self.shared is not None else None
+        if shared is None or self.last_signal is None:
+            return shared if self.last_signal is None else self.last_signal
+        return max(shared, self.last_signal)
+
+    def catalog(self, now: int | None, max_age_s: float) -> CatalogEvidence:
+        """The session's catalog evidence at ``now`` (docs/model.md#catalog,
+        docs/evidence-format.md ``catalog``), with what its server's sessions share."""
+        signal = self._last_signal()
         return CatalogEvidence(
-            list_changed=self._list_changed(),
+            list_changed=self._catalog_list_changed(),
             refresh_policy=RefreshPolicy(max_age_seconds=max_age_s),
             now=now,
-            notifications=(self.last_signal,) if self.last_signal is not None else (),
-            discoveries=discoveries,
+            notifications=(signal,) if signal is not None else (),
+            discoveries=self._discoveries(),
             client_digest=self.client_digest,
             client_digest_error=self.client_digest_error,
             tool_calls=self.findings,
@@ -250,7 +306,7 @@ class SessionStore:
         session = Session(key=key, last_seen=now, max_pages=self._max_pages)
         self._sessions[key] = session
         while len(self._sessions) > self._max:
-            self._sessions.popitem(last=False)
+            self._sessions.popitem(last=False)[1].leave()
         return session
 
     def _expire(self, now: int) -> None:
@@ -259,11 +315,13 @@ class SessionStore:
             oldest = next(iter(self._sessions.values()))
             if oldest.last_seen >= horizon:
                 return
-            self._sessions.popitem(last=False)
+            self._sessions.popitem(last=False)[1].leave()
 
     def release(self, key: str) -> None:
         """Forget a closed session."""
-        self._sessions.pop(key, None)
+        session = self._sessions.pop(key, None)
+        if session is not None:
+            session.leave()
 
     def clear(self) -> None:
         """Forget everything (shutdown)."""

@@ -19,6 +19,7 @@ from otel_mcp_health import _sdkspan
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import CatalogResult
+from otel_mcp_health.core.evidence import Discovery
 from otel_mcp_health.core.progress import ProgressSummary
 
 Attributes = Mapping[str, Any]
@@ -55,6 +56,17 @@ def catalog_attributes(result: CatalogResult) -> dict[str, Any]:
         attrs[A.CATALOG_DIGEST] = result.discovered_digest
     if result.client_digest is not None:
         attrs[A.CATALOG_CLIENT_DIGEST] = result.client_digest
+    return attrs
+
+
+def inherited_attributes(discovery: Discovery | None, now: int | None) -> dict[str, Any]:
+    """``mcp_health.catalog.inherited`` and its age, for a call judged against its server's
+    discovery by another session (docs/model.md#scope); empty for a session's own catalog."""
+    if discovery is None:
+        return {}
+    attrs: dict[str, Any] = {A.CATALOG_INHERITED: True}
+    if now is not None and discovery.completed_at is not None:
+        attrs[A.CATALOG_INHERITED_AGE_S] = max(0.0, (now - discovery.completed_at) / 1e9)
     return attrs
 
 

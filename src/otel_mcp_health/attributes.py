@@ -75,6 +75,10 @@ SESSION_SUPERSEDED: Final = "mcp_health.session.superseded"
 #: (stdio, in-process), so span metrics tell servers apart.
 SERVER_NAME: Final = "mcp_health.server.name"
 SERVER_VERSION: Final = "mcp_health.server.version"
+#: Process-local keyed hash (16 hex digits) of the transport target: the stdio command line, or the
+#: URL without its query. With the server name and version it names the server whose catalog the
+#: sessions share (docs/model.md#scope); the target itself never leaves the process.
+SERVER_TARGET_KEY: Final = "mcp_health.server.target_key"
 
 # ``tools/list`` page spans
 CATALOG_PAGE_INDEX: Final = "mcp_health.catalog.page.index"
@@ -175,6 +179,11 @@ SESSION_END_SPAN_NAME: Final = "mcp_health.session.end"
 CATALOG_VERDICT: Final = "mcp_health.catalog.verdict"
 CATALOG_REASON: Final = "mcp_health.catalog.reason"
 CATALOG_MAX_AGE_S: Final = "mcp_health.catalog.max_age_s"
+#: ``true`` on a call whose session made no discovery of its own: judged against the last
+#: complete discovery of the same server in this process (docs/model.md#scope).
+CATALOG_INHERITED: Final = "mcp_health.catalog.inherited"
+#: Seconds since that inherited discovery completed, at the end of the call.
+CATALOG_INHERITED_AGE_S: Final = "mcp_health.catalog.inherited_age_s"
 CALL_FIRST_FAILED_LAYER: Final = "mcp_health.call.first_failed_layer"
 CALL_REASON: Final = "mcp_health.call.reason"
 #: Prefix of the five per-layer status attributes: ``mcp_health.layer.transport`` ...

@@ -8,10 +8,14 @@ the bearer token header, the stdio server's environment, a raw pagination cursor
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 import scenarios
 from mcp_health_servers import CANARIES, CANARY_ARG, CANARY_CURSOR, CANARY_RESULT
 from mcp_health_support import STDIO_SERVER, Captured
+
+from otel_mcp_health import attributes as A
 
 pytestmark = pytest.mark.anyio
 
@@ -34,3 +38,31 @@ async def test_no_canary_is_exported(captured: Captured, http_base_url: str) -> 
     assert leaked == []
     # no status description anywhere: server messages are content
     assert all(s.status.description is None for s in captured.spans())
+
+
+TARGET_CANARY = "target-canary-4f2a9c"
+
+
+async def test_the_transport_target_is_hashed_never_exported(
+    captured: Captured, http_base_url: str
+) -> None:
+    """A server is named by its transport target (docs/model.md#scope): the stdio command line
+    and the URL, whose arguments and query often carry keys. Only a keyed hash is exported."""
+    from mcp import Client, StdioServerParameters
+
+    url = f"{http_base_url}/mcp?api_key={TARGET_CANARY}"
+    async with Client(url) as client:
+        await client.list_tools()
+    stdio = StdioServerParameters(
+        command=sys.executable, args=[str(STDIO_SERVER), f"--token={TARGET_CANARY}"]
+    )
+    async with Client(stdio, mode="legacy") as client:
+        await client.list_tools()
+    keys = {
+        (s.attributes or {}).get(A.SERVER_TARGET_KEY)
+        for s in captured.spans()
+        if s.name in ("initialize", "server/discover")
+    }
+    assert len(keys - {None}) == 2  # two servers, each named by a 16-hex-digit key
+    assert all(len(key) == 16 for key in keys - {None})
+    assert TARGET_CANARY.encode() not in captured.exported_bytes()

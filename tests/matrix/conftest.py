@@ -22,10 +22,13 @@ for path in (HERE, HERE.parent / "processor"):  # the drivers and the processor'
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from matrix_drivers import SERVER_PYTHON  # noqa: E402
+from matrix_drivers import SERVER_PYTHON, available  # noqa: E402
 from processor_helpers import Pipeline  # noqa: E402
 
 from otel_mcp_health.instrumentation import McpHealthInstrumentor  # noqa: E402
+
+#: langchain-mcp-adapters pins ``mcp < 2``: its module is collected where it is installed.
+collect_ignore = [] if "langchain" in available() else ["test_langchain_default.py"]
 
 
 @pytest.fixture(scope="session")
@@ -92,3 +95,14 @@ def verdicts(global_switch: _Switch) -> Iterator[Pipeline]:
         global_switch.target = None
         instrumentor.uninstrument()
         pipeline.provider.shutdown()
+
+
+@pytest.fixture
+def create_ticket_verified() -> Iterator[None]:
+    """A verifier that confirms every ``create_ticket`` (the scenario's healthy call)."""
+    from otel_mcp_health.verifiers import clear_verifiers, register_verifier
+
+    clear_verifiers()
+    register_verifier("create_ticket", lambda call: True, method="destination_query")
+    yield
+    clear_verifiers()

@@ -4,7 +4,8 @@ The engine memoizes each session's handshake facts and catalog verdict and judge
 those plus the call's own evidence; ``Engine.incremental = False`` re-derives the whole session
 for every span (the former algorithm). The same recorded spans are replayed into both, and every
 exported attribute and metric value must be equal: over every row of the parity scenario table
-and over a hypothesis stream of sessions (handshakes, pages, signals, installs, calls, ends).
+and over a hypothesis stream of sessions (handshakes, pages, signals, installs, calls, ends), three
+sessions of which may name the same server and so share its catalog state.
 """
 
 from __future__ import annotations
@@ -96,6 +97,8 @@ _HANDSHAKE = st.fixed_dictionaries(
         "list_changed": st.booleans(),
         "tools": st.booleans(),
         "negotiated": st.sampled_from(["2025-11-25", "1999-01-01", None]),
+        # the server the session names: sessions of one server share its catalog state
+        "server": st.sampled_from(["a", "b", None]),
     }
 )
 _PAGE = st.fixed_dictionaries(
@@ -129,7 +132,7 @@ _OTHER = st.one_of(
     st.fixed_dictionaries({"kind": st.just("end")}),
 )
 _EVENT = st.tuples(
-    st.sampled_from(["s1", "s2"]),
+    st.sampled_from(["s1", "s2", "s3"]),
     st.sampled_from([0.5, 10.0, 400.0]),  # seconds since the previous event (crosses max age)
     st.one_of(_HANDSHAKE, _PAGE, _CALL, _OTHER),
 )
@@ -177,6 +180,13 @@ def _call_attributes(event: dict[str, Any]) -> dict[str, Any]:
     return attrs
 
 
+def _server_attributes(server: str | None) -> dict[str, Any]:
+    """A handshake's server identity (docs/model.md#scope), or none at all."""
+    if server is None:
+        return {}
+    return {A.SERVER_TARGET_KEY: f"target-{server}", A.SERVER_NAME: f"server-{server}"}
+
+
 def _emit_event(spans: SessionSpans, at: float, event: dict[str, Any]) -> None:
     kind = event["kind"]
     if kind == "handshake":
@@ -185,6 +195,7 @@ def _emit_event(spans: SessionSpans, at: float, event: dict[str, Any]) -> None:
             negotiated=event["negotiated"],
             list_changed=event["list_changed"],
             tools=event["tools"],
+            **_server_attributes(event["server"]),
         )
     elif kind == "page":
         spans.emit("tools/list", _page_attributes(event), at, at + 0.1)
@@ -208,7 +219,7 @@ def test_a_stream_of_sessions_is_judged_identically(
     events: list[tuple[str, float, dict[str, Any]]],
 ) -> None:
     def record(recorder: _Recorder) -> None:
-        sessions = {key: SessionSpans(recorder.tracer, key=key) for key in ("s1", "s2")}
+        sessions = {key: SessionSpans(recorder.tracer, key=key) for key in ("s1", "s2", "s3")}
         at = -10_000.0
         for key, step, event in events:
             at += step

@@ -334,21 +334,24 @@ def test_precedence(session: SessionEvidence) -> None:
         and session.progress is None
     ):
         assert result.call.verdict is Verdict.NEEDS_AUTH
-    if result.call.verdict in {
-        Verdict.EFFECT_UNKNOWN,
-        Verdict.TRANSPORT_ERROR,
-        Verdict.PROTOCOL_ERROR,
-        Verdict.TOOL_FAILED,
-        Verdict.WORKING,
-        Verdict.FALSE_SUCCESS,
-        Verdict.HEALTHY,
-        Verdict.UNVERIFIED,
-    }:
-        if result.catalog_verdict is not CatalogVerdict.CONVERGED:
-            # the one exception (docs/model.md#precedence): a catalog unverifiable only for want
-            # of any discovery never hides the call's own failed layer, and is never green
-            assert result.catalog is not None
-            assert result.catalog.verdict is CatalogVerdict.UNVERIFIABLE
-            assert result.catalog.reason == "no_discovery"
-            assert result.call.first_failed_layer is not FirstFailedLayer.NONE
-            assert result.call.verdict not in {Verdict.HEALTHY, Verdict.UNVERIFIED, Verdict.WORKING}
+    if (
+        result.call.verdict
+        in {
+            Verdict.EFFECT_UNKNOWN,
+            Verdict.TRANSPORT_ERROR,
+            Verdict.PROTOCOL_ERROR,
+            Verdict.TOOL_FAILED,
+            Verdict.WORKING,
+            Verdict.FALSE_SUCCESS,
+            Verdict.HEALTHY,
+            Verdict.UNVERIFIED,
+        }
+        and result.catalog_verdict is not CatalogVerdict.CONVERGED
+    ):
+        # the one exception (docs/model.md#precedence): a catalog unverifiable only for want
+        # of any discovery never hides the call's own failed layer, and is never green
+        assert result.catalog is not None
+        assert result.catalog.verdict is CatalogVerdict.UNVERIFIABLE
+        assert result.catalog.reason == "no_discovery"
+        assert result.call.first_failed_layer is not FirstFailedLayer.NONE
+        assert result.call.verdict not in {Verdict.HEALTHY, Verdict.UNVERIFIED, Verdict.WORKING}

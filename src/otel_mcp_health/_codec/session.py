@@ -133,6 +133,18 @@ def decode_era(attrs: Attributes) -> Era | None:
     return next((era for era in Era if era.value == value), None)
 
 
+_SERVER_IDENTITY = (A.SERVER_TARGET_KEY, A.SERVER_NAME, A.SERVER_VERSION)
+
+
+def decode_server_key(attrs: Attributes) -> str | None:
+    """The identity of a handshake span's server (transport target key, name, version), or
+    ``None`` when the span names none of them (docs/model.md#scope)."""
+    parts = [read_str(attrs, name) for name in _SERVER_IDENTITY]
+    if parts == [None, None, None]:
+        return None
+    return "\x00".join(part or "" for part in parts)
+
+
 def encode_superseded() -> dict[str, Any]:
     """A failed ``server/discover`` probe that the session's fallback handshake superseded."""
     return {A.SESSION_SUPERSEDED: True}

@@ -73,6 +73,8 @@ def _handshake_result(record: RequestRecord, result: Mapping[str, Any]) -> None:
     capabilities = result.get("capabilities")
     tools = capabilities.get("tools") if isinstance(capabilities, Mapping) else None
     attrs.update(encode_tools_capability(tools))
+    if state.target_key is not None:
+        attrs[A.SERVER_TARGET_KEY] = state.target_key
     if isinstance(info, Mapping):
         if isinstance(info.get("name"), str):
             state.server_name = attrs[A.SERVER_NAME] = cap(info["name"])

@@ -36,8 +36,10 @@ def register_session(session: Any) -> None:
     if _state.STDIO_FRAMES:
         _claim_stdio_streams()
     written = getattr(getattr(dispatcher, "_write_stream", None), "_state", None)
-    if written is not None and written in _state.STDIO_STREAMS:
+    line = _state.STDIO_STREAMS.get(written) if written is not None else None
+    if line is not None:
         state.network_transport = "pipe"
+        state.target_key = _state.target_key(line)
 
 
 def stdio_spawned(frame: FrameType | None, command: Any, args: Any) -> None:

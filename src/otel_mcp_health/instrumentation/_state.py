@@ -51,6 +51,13 @@ def cursor_hash(cursor: str) -> str:
     ).hexdigest()[:16]
 
 
+def target_key(target: tuple[str, ...]) -> str:
+    """Keyed hash of a transport target (a stdio command line, or a URL's parts without its
+    query), 16 hex digits: names a server within this process, never reveals the target."""
+    material = "\x00".join(("target", *target)).encode("utf-8", "surrogatepass")
+    return hmac.new(_CURSOR_KEY, material, hashlib.sha256).hexdigest()[:16]
+
+
 #: Duration label sets a session keeps (distinct method, tool and error type combinations).
 _MAX_LABEL_SETS = 256
 #: Metric labels whose values a server or the network chooses (docs/attributes.md#bounds).
@@ -117,6 +124,8 @@ class SessionState:
     protocol_version: str | None = None
     server_name: str | None = None
     server_version: str | None = None
+    #: :func:`target_key` of the session's transport target (``None`` in-process).
+    target_key: str | None = None
     started_ns: int | None = None
     traversal: Traversal | None = None
     known_tools: dict[str, KnownTool] | None = None

@@ -29,6 +29,9 @@ def on_http_request(record: RequestRecord, transport: Any) -> None:
         url = urlsplit(str(transport.url))
         state.server_address = url.hostname
         state.server_port = url.port or _DEFAULT_PORTS.get(url.scheme)
+        # the URL without its query, fragment or credentials names the server
+        target = (url.scheme, url.hostname or "", str(state.server_port), url.path)
+        state.target_key = _state.target_key(target)
     session_id = getattr(transport, "session_id", None)
     if isinstance(session_id, str):
         state.session_id = cap(session_id)

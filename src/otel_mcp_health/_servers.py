@@ -1,0 +1,101 @@
+"""Catalog state per server, shared by the sessions of that server (private).
+
+A catalog belongs to the process's view of one server, not to one session (docs/model.md#scope):
+agent frameworks list tools in one session and call them in others (a fresh session per call,
+reconnects). A server is named by what its handshake span carries: the keyed hash of its
+transport target (``mcp_health.server.target_key``: the stdio command line, or the URL without
+its query) plus the server name and version. Per server the processor keeps the last complete
+discovery of any of its sessions, the latest ``list_changed`` any of them received, and which
+open sessions can still hear a change:
+
+* a session with no discovery of its own is judged against the server's last complete discovery
+  (*inherited*, exported as ``mcp_health.catalog.inherited`` and its age);
+* a signal received by one session makes the catalog stale for every session of the server;
+* once no session that receives ``list_changed`` is open, the server may have changed unheard, so
+  an inherited catalog is held to the bounded refresh policy (its maximum age) from then on, until
+  the next complete discovery.
+
+Bounded: at most :data:`MAX_SERVERS` servers (least recently used forgotten first), each a few
+small records and the keys of its open listening sessions (about 0.5 KiB, plus 80 bytes per open
+session). The processor's lock guards every use. Worker processes do not share it: each process
+judges its own sessions.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Final
+
+from otel_mcp_health.core.evidence import Discovery
+
+#: Servers tracked at once.
+MAX_SERVERS: Final = 1024
+
+
+@dataclass(slots=True, eq=False)
+class ServerCatalog:
+    """What every session of one server shares about its catalog."""
+
+    complete: Discovery | None = None
+    #: Whether the session that made that discovery was told of changes (``tools.listChanged``).
+    list_changed: bool | None = None
+    last_signal: int | None = None
+    #: Open sessions of the server that receive ``list_changed``.
+    listeners: set[str] = field(default_factory=set)
+    #: Since the last complete discovery, no listening session was open for a while.
+    unheard: bool = False
+    #: Bumped on every change the sessions' catalog verdicts read (their memo key).
+    version: int = 0
+
+    def discovered(self, discovery: Discovery, *, list_changed: bool | None) -> None:
+        """A session of this server completed a discovery."""
+        self.complete, self.list_changed = discovery, list_changed
+        self.unheard = not self.listeners
+        self.version += 1
+
+    def signal(self, at: int) -> None:
+        """A session of this server received ``list_changed`` at ``at``."""
+        self.last_signal = at if self.last_signal is None else max(self.last_signal, at)
+        self.version += 1
+
+    def listen(self, session_key: str) -> None:
+        self.listeners.add(session_key)
+
+    def leave(self, session_key: str) -> None:
+        """A session of this server is gone: with the last listener, changes go unheard."""
+        if session_key in self.listeners:
+            self.listeners.discard(session_key)
+            if not self.listeners and self.complete is not None:
+                self.unheard = True
+                self.version += 1
+
+    def inherited_list_changed(self) -> bool | None:
+        """``tools.listChanged`` as an inherited catalog may trust it: not across a gap."""
+        return False if self.unheard else self.list_changed
+
+
+class ServerCatalogs:
+    """Server catalogs by server key, LRU-bounded."""
+
+    def __init__(self, capacity: int = MAX_SERVERS) -> None:
+        self._servers: OrderedDict[str, ServerCatalog] = OrderedDict()
+        self._capacity = capacity
+
+    def __len__(self) -> int:
+        return len(self._servers)
+
+    def touch(self, key: str) -> ServerCatalog:
+        """The catalog of server ``key`` (created when new), marked as used."""
+        server = self._servers.get(key)
+        if server is None:
+            server = self._servers[key] = ServerCatalog()
+            while len(self._servers) > self._capacity:
+                self._servers.popitem(last=False)
+        else:
+            self._servers.move_to_end(key)
+        return server
+
+    def clear(self) -> None:
+        """Forget everything (shutdown)."""
+        self._servers.clear()

@@ -1,0 +1,90 @@
+"""Session-per-call clients: the catalog is the server's, not one session's (docs/model.md#scope).
+
+LangChain's default ``MultiServerMCPClient(...).get_tools()`` and llama-index's ``BasicMCPClient``
+list the tools in one session and run every call in a fresh one (``initialize``, ``tools/call``).
+Judged one session at a time, every such call read ``stale_catalog`` / ``catalog_no_discovery``:
+a healthy call never read healthy and an ``isError`` read as a catalog problem. Now a session
+without a discovery of its own inherits the last complete discovery of the same server (and says
+so), and a ``list_changed`` heard by any session makes the catalog stale for all of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from matrix_drivers import Events, connect
+from opentelemetry.sdk.trace import ReadableSpan
+from processor_helpers import Pipeline
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health.instrumentation import flush_receipts
+
+pytestmark = pytest.mark.anyio
+
+TRANSPORTS = ["stdio", "http"]
+
+
+def calls(pipeline: Pipeline) -> list[ReadableSpan]:
+    return [s for s in pipeline.spans() if s.name.startswith("tools/call ")]
+
+
+def row(span: ReadableSpan) -> tuple[Any, ...]:
+    a = span.attributes or {}
+    return (span.name, a.get(A.VERDICT), a.get(A.REASON), a.get(A.CATALOG_INHERITED))
+
+
+async def _fresh_call(transport: str, url: str, name: str, arguments: dict[str, Any]) -> None:
+    """One call in a session of its own, as a session-per-call client makes it."""
+    try:
+        async with connect("session", transport, url, Events()) as agent:
+            await agent.call(name, arguments)
+    except Exception:  # an MCP error answer is part of the scenario
+        pass
+
+
+async def _fresh_change(transport: str, url: str) -> None:
+    """A session that hears the server announce a change (``list_changed``)."""
+    async with connect("session", transport, url, Events()) as agent:
+        await agent.until_list_changed()
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_calls_in_fresh_sessions_inherit_the_servers_discovery(
+    transport: str, verdicts: Pipeline, reference_url: str
+) -> None:
+    url = reference_url + "/mcp"
+    ticket = {"title": "t", "priority": "p"}
+    with anyio.fail_after(120):
+        async with connect("session", transport, url, Events()) as discovery:
+            await discovery.list_all()
+        await _fresh_call(transport, url, "create_ticket", ticket)
+        await _fresh_call(transport, url, "fail", {})
+        await _fresh_change(transport, url)
+        await _fresh_call(transport, url, "lookup", {})
+        async with connect("session", transport, url, Events()) as again:
+            await again.list_all()
+        await _fresh_call(transport, url, "create_ticket", ticket)
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    rows = [row(s) for s in calls(verdicts) if s.name != "tools/call trigger_change"]
+    assert rows == [
+        ("tools/call create_ticket", "healthy", "ok", True),
+        ("tools/call fail", "tool_failed", "is_error", True),
+        ("tools/call lookup", "stale_catalog", "catalog_signal_after_discovery", True),
+        ("tools/call create_ticket", "healthy", "ok", True),
+    ]
+    ages = [(s.attributes or {})[A.CATALOG_INHERITED_AGE_S] for s in calls(verdicts)]
+    assert all(isinstance(age, float) and 0 <= age < 120 for age in ages)
+
+
+async def test_another_server_inherits_nothing(verdicts: Pipeline, reference_url: str) -> None:
+    """The stdio server and the HTTP server are two servers: a discovery of one is not the
+    other's, so a call to the undiscovered one stays ``stale_catalog`` (never green)."""
+    with anyio.fail_after(60):
+        async with connect("session", "stdio", reference_url + "/mcp", Events()) as discovery:
+            await discovery.list_all()
+        await _fresh_call("http", reference_url + "/mcp", "create_ticket", {"title": "t"})
+    [call] = calls(verdicts)
+    assert row(call)[1:] == ("stale_catalog", "catalog_no_discovery", None)

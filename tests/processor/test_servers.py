@@ -1,0 +1,112 @@
+"""Catalog state per server across sessions (docs/model.md#scope), span by span.
+
+Each test emits the sessions of one server (the same ``mcp_health.server.target_key`` and server
+name on their handshakes) the way the instrumentation records them, and reads the judged copies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from processor_helpers import Pipeline, SessionSpans
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health._servers import ServerCatalogs
+from otel_mcp_health.core.evidence import Discovery
+
+SERVER = {A.SERVER_TARGET_KEY: "0123456789abcdef", A.SERVER_NAME: "tickets"}
+OTHER = {A.SERVER_TARGET_KEY: "fedcba9876543210", A.SERVER_NAME: "tickets"}
+
+
+def _session(pipeline: Pipeline, key: str, **handshake: Any) -> SessionSpans:
+    spans = SessionSpans(pipeline.tracer, key=key)
+    spans.handshake(start=handshake.pop("start", -200.0), **{**SERVER, **handshake})
+    return spans
+
+
+def _discover(pipeline: Pipeline, key: str, *, start: float, end: bool = True) -> SessionSpans:
+    spans = _session(pipeline, key, start=start - 1)
+    spans.traversal([(None, "c1"), ("c1", None)], start=start)
+    if end:
+        spans.end_session(start + 1)
+    return spans
+
+
+def _last_call(pipeline: Pipeline) -> dict[str, Any]:
+    return dict(pipeline.last("tools/call").attributes or {})
+
+
+def test_a_fresh_session_inherits_the_servers_discovery(pipeline: Pipeline) -> None:
+    _discover(pipeline, "listing", start=-100)
+    _session(pipeline, "calling", start=-5).call(start=-1, end=0)
+    call = _last_call(pipeline)
+    assert (call[A.VERDICT], call[A.REASON]) == ("unverified", "no_outcome_verifier")
+    assert call[A.CATALOG_VERDICT] == "converged"
+    assert call[A.CATALOG_INHERITED] is True
+    assert call[A.CATALOG_INHERITED_AGE_S] == pytest.approx(99.7)  # completed at -99.7
+
+
+def test_a_session_with_its_own_discovery_is_not_inherited(pipeline: Pipeline) -> None:
+    spans = _discover(pipeline, "own", start=-100, end=False)
+    spans.call(start=-1, end=0)
+    assert A.CATALOG_INHERITED not in _last_call(pipeline)
+
+
+def test_another_servers_discovery_is_not_inherited(pipeline: Pipeline) -> None:
+    _discover(pipeline, "listing", start=-100)
+    _session(pipeline, "calling", start=-5, **OTHER).call(start=-1, end=0)
+    call = _last_call(pipeline)
+    assert (call[A.VERDICT], call[A.REASON]) == ("stale_catalog", "catalog_no_discovery")
+    assert A.CATALOG_INHERITED not in call
+
+
+def test_a_signal_in_one_session_makes_every_session_stale(pipeline: Pipeline) -> None:
+    own = _discover(pipeline, "own", start=-100, end=False)
+    _session(pipeline, "hearing", start=-60).signal(-50)
+    own.call(start=-2, end=-1)
+    assert _last_call(pipeline)[A.REASON] == "catalog_signal_after_discovery"
+    _session(pipeline, "fresh", start=-5).call(start=-1, end=0)
+    assert _last_call(pipeline)[A.REASON] == "catalog_signal_after_discovery"
+    _discover(pipeline, "again", start=-4)
+    _session(pipeline, "after", start=-1).call(start=-0.5, end=0)
+    assert _last_call(pipeline)[A.CATALOG_VERDICT] == "converged"
+
+
+def test_unheard_changes_hold_an_inherited_catalog_to_the_maximum_age(pipeline: Pipeline) -> None:
+    # the listing session closed: from then on no session of the server hears a change
+    _discover(pipeline, "listing", start=-1000)
+    _session(pipeline, "late", start=-5).call(start=-1, end=0)
+    call = _last_call(pipeline)
+    assert call[A.VERDICT] == "stale_catalog"
+    assert call[A.CATALOG_VERDICT] == "stale"
+    assert call[A.CATALOG_INHERITED] is True
+
+
+def test_an_open_listening_session_keeps_an_old_inherited_catalog_fresh(
+    pipeline: Pipeline,
+) -> None:
+    _discover(pipeline, "listening", start=-1000, end=False)  # still open, hears list_changed
+    _session(pipeline, "late", start=-5).call(start=-1, end=0)
+    call = _last_call(pipeline)
+    assert call[A.CATALOG_VERDICT] == "converged"
+    assert call[A.CATALOG_INHERITED_AGE_S] == pytest.approx(999.7)
+
+
+def test_a_server_without_list_changed_is_held_to_the_maximum_age(pipeline: Pipeline) -> None:
+    spans = _session(pipeline, "listing", start=-1001, list_changed=False)
+    spans.traversal([(None, None)], start=-1000)
+    _session(pipeline, "late", start=-5, list_changed=False).call(start=-1, end=0)
+    assert _last_call(pipeline)[A.CATALOG_VERDICT] == "stale"
+
+
+def test_the_server_store_is_bounded() -> None:
+    servers = ServerCatalogs(capacity=2)
+    first = servers.touch("a")
+    first.discovered(Discovery(completed_at=1), list_changed=True)
+    servers.touch("b")
+    servers.touch("a")  # used again: "b" is now the least recently used
+    servers.touch("c")
+    assert len(servers) == 2
+    assert servers.touch("a") is first
+    assert servers.touch("b").complete is None  # forgotten, then created anew
