@@ -126,6 +126,8 @@ class Engine:
         if span.name == A.RECONCILE_SPAN_NAME:
             return self._judge_reconciliation(span, attrs, session)
         if span.name == A.INSTALL_SPAN_NAME:
+            if (server := _codec.decode_server_key(attrs)) is not None:
+                session.join(self._servers.touch(server))
             session.set_install(*_codec.decode_digest(attrs, of="client"))
             return self._judge_catalog(span, attrs, session, A.INSTALL_SPAN_NAME)
         return {}

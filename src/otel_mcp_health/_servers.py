@@ -11,6 +11,8 @@ open sessions can still hear a change:
 * a session with no discovery of its own is judged against the server's last complete discovery
   (*inherited*, exported as ``mcp_health.catalog.inherited`` and its age);
 * a signal received by one session makes the catalog stale for every session of the server;
+* what an agent framework installed from the server (an ``mcp_health.install`` span, which names
+  the server too) is what a session without a discovery or an install of its own exposes;
 * once no session that receives ``list_changed`` is open, the server may have changed unheard, so
   an inherited catalog is held to the bounded refresh policy (its maximum age) from then on, until
   the next complete discovery.
@@ -45,8 +47,17 @@ class ServerCatalog:
     listeners: set[str] = field(default_factory=set)
     #: Since the last complete discovery, no listening session was open for a while.
     unheard: bool = False
+    #: What the agent installed from this server (an ``mcp_health.install`` span of any of its
+    #: sessions): its digest, or why it has none.
+    client_digest: str | None = None
+    client_digest_error: str | None = None
     #: Bumped on every change the sessions' catalog verdicts read (their memo key).
     version: int = 0
+
+    def installed(self, digest: str | None, error: str | None) -> None:
+        """A framework reported the tools it hands its model from this server."""
+        self.client_digest, self.client_digest_error = digest, error
+        self.version += 1
 
     def discovered(self, discovery: Discovery, *, list_changed: bool | None) -> None:
         """A session of this server completed a discovery."""

@@ -158,7 +158,17 @@ class Session:
         else:
             self.client_digest = None
             self.client_digest_error = error if isinstance(error, str) else DIGEST_UNAVAILABLE
+        if self.shared is not None:
+            self.shared.installed(self.client_digest, self.client_digest_error)
         self.version += 1
+
+    def _install(self) -> tuple[str | None, str | None]:
+        """What this session exposes: its own install, else (judged on its server's discovery)
+        what the agent installed from that server."""
+        own = self.client_digest is not None or self.client_digest_error is not None
+        if own or self.inherited is None or self.shared is None:
+            return self.client_digest, self.client_digest_error
+        return self.shared.client_digest, self.shared.client_digest_error
 
     def add_signal(self, at: int) -> None:
         """A ``notifications/tools/list_changed`` arrived at ``at``."""
@@ -269,14 +279,15 @@ class Session:
         """The session's catalog evidence at ``now`` (docs/model.md#catalog,
         docs/evidence-format.md ``catalog``), with what its server's sessions share."""
         signal = self._last_signal()
+        client_digest, client_digest_error = self._install()
         return CatalogEvidence(
             list_changed=self._catalog_list_changed(),
             refresh_policy=RefreshPolicy(max_age_seconds=max_age_s),
             now=now,
             notifications=(signal,) if signal is not None else (),
             discoveries=self._discoveries(),
-            client_digest=self.client_digest,
-            client_digest_error=self.client_digest_error,
+            client_digest=client_digest,
+            client_digest_error=client_digest_error,
             tool_calls=self.findings,
         )
 

@@ -300,11 +300,15 @@ async def test_record_installed_tools(captured: Captured) -> None:
         record_installed_tools(client.session, _wire(ALL_TOOLS))
         record_installed_tools(object(), PAGE1)  # unknown session: ignored, never raises
         record_installed_tools(client, [{"name": "x", "inputSchema": {"n": float("nan")}}])
-        key = (captured.one("server/discover").attributes or {})[A.SESSION_KEY]
+        handshake = captured.one("server/discover").attributes or {}
+        key = handshake[A.SESSION_KEY]
     first, second, broken = captured.named(A.INSTALL_SPAN_NAME)
     assert first.kind is SpanKind.INTERNAL
     assert dict(first.attributes or {}) == {
         A.SESSION_KEY: key,
+        # the install names its server as the handshake did (in-process: no transport target)
+        A.SERVER_NAME: handshake[A.SERVER_NAME],
+        A.SERVER_VERSION: handshake[A.SERVER_VERSION],
         A.CATALOG_CLIENT_DIGEST: digest_tools(_wire(PAGE1)),
         A.CATALOG_CLIENT_SOURCE: "registered",
         A.CATALOG_CLIENT_TOOL_COUNT: len(PAGE1),

@@ -1,7 +1,8 @@
 """LangChain's documented default client (``MultiServerMCPClient(...).get_tools()``): the tools
 are listed in one session and each call runs in a fresh one; every call reads its own verdict,
-judged against the server's discovery (docs/model.md#scope). Collected on the cells that install
-langchain-mcp-adapters (it pins ``mcp < 2``: the ``mcp_latest_1x`` cell of noxfile.py).
+judged against the server's discovery (docs/model.md#scope) and against what ``get_tools()``
+handed the agent (the framework hook's install, docs/frameworks.md). Collected on the cells that
+install langchain-mcp-adapters (it pins ``mcp < 2``: the ``mcp_latest_1x`` cell of noxfile.py).
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ pytestmark = pytest.mark.anyio
 
 def row(span: ReadableSpan) -> tuple[Any, ...]:
     a = span.attributes or {}
-    return (span.name, a.get(A.VERDICT), a.get(A.REASON), a.get(A.CATALOG_INHERITED))
+    return (
+        span.name,
+        a.get(A.VERDICT),
+        a.get(A.REASON),
+        a.get(A.CATALOG_INHERITED),
+        a.get(A.CATALOG_CLIENT_SOURCE),
+    )
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
@@ -47,6 +54,13 @@ async def test_langchain_default_client(
             await tools["fail"].ainvoke({})
         assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
     assert [row(s) for s in verdicts.spans() if s.name.startswith("tools/call ")] == [
-        ("tools/call create_ticket", "healthy", "ok", True),
-        ("tools/call fail", "tool_failed", "is_error", True),
+        # judged against the digest of what the framework installed (not the discovery result)
+        ("tools/call create_ticket", "healthy", "ok", True, "digest"),
+        ("tools/call fail", "tool_failed", "is_error", True, "digest"),
     ]
+    # the framework hook recorded what get_tools() handed the agent, against the server
+    [install] = [s for s in verdicts.spans() if s.name == A.INSTALL_SPAN_NAME]
+    attrs = install.attributes or {}
+    assert attrs[A.CATALOG_VERDICT] == "converged"
+    assert attrs[A.CATALOG_CLIENT_TOOL_COUNT] == len(tools)
+    assert A.SERVER_TARGET_KEY in attrs

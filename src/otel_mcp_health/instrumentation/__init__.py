@@ -80,8 +80,8 @@ Limits
 * Sessions *entered* before ``instrument()`` keep the SDK's notification/request handlers
   unwrapped (no ``list_changed`` spans for them); requests are still traced.
 * ``network.transport`` is left out in-process (semconv has no value for it) and for streams an
-  application builds itself; stdio is recognised when ``stdio_client`` is entered in the task that
-  then builds the ``ClientSession`` (the SDK's own pattern, and ``mcp.Client``'s).
+  application builds itself; a session is stdio exactly when its write stream is the one the
+  SDK's ``stdio_client`` yielded, whichever task opened it.
 * Progress naming another request's token is only attributable where the notification carries
   the request's context (mcp 2.x streamable HTTP); elsewhere the SDK drops it unseen.
 * mcp 1.x does not show the moment a request is written: a host cancellation after the request
@@ -146,8 +146,14 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
             max_pages=_options.max_pages_(),
         )
         _compat.install(_state.TELEMETRY)
+        from otel_mcp_health import frameworks  # they report through this instrumentation
+
+        frameworks.install(frameworks.FRAMEWORKS)
 
     def _uninstrument(self, **kwargs: Any) -> None:
+        from otel_mcp_health import frameworks
+
+        frameworks.uninstall()
         _compat.uninstall()
         _state.TELEMETRY = None
         _outcomes.reset()

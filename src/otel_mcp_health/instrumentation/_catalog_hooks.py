@@ -131,6 +131,7 @@ def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
     projected, error = _wire_tools(tools)
     attrs: dict[str, Any] = {
         A.SESSION_KEY: state.key,
+        **state.server_identity(),
         A.CATALOG_CLIENT_SOURCE: ClientSource.REGISTERED.value,
         A.CATALOG_CLIENT_TOOL_COUNT: len(projected),
         A.CATALOG_DIGEST_PROJECTION: DIGEST_PROJECTION,

@@ -79,6 +79,8 @@ def begin_request(
     origin = _method_attributes(
         attrs, telemetry, method, params=params, target=target, opts=opts, slot=slot
     )
+    if origin == A.ORIGIN_APPLICATION:
+        _state.LISTING.set(state)
     span, borrowed = _start_span(telemetry, method, target, attrs)
     record = RequestRecord(
         state=state,

@@ -211,6 +211,15 @@ class SessionState:
         version = getattr(session, "protocol_version", None)
         return version if isinstance(version, str) else self.protocol_version
 
+    def server_identity(self) -> dict[str, Any]:
+        """What names this session's server on an install span (docs/model.md#scope)."""
+        identity = {
+            A.SERVER_TARGET_KEY: self.target_key,
+            A.SERVER_NAME: self.server_name,
+            A.SERVER_VERSION: self.server_version,
+        }
+        return {key: value for key, value in identity.items() if value is not None}
+
     def release_probe(self, *, superseded: bool) -> None:
         """End the held probe's span at the time it ended; ``superseded``: the session's fallback
         handshake (``initialize`` or a re-probe) followed, so the attempt is judged on that one."""
@@ -236,6 +245,8 @@ INBOUND_STREAMS: weakref.WeakKeyDictionary[Any, SessionState] = weakref.WeakKeyD
 
 def session_state(target: Any) -> SessionState | None:
     """The state of a ``ClientSession``, or of an object with a ``.session`` (``mcp.Client``)."""
+    if isinstance(target, SessionState):
+        return target
     for candidate in (target, getattr(target, "session", None)):
         try:
             state = SESSIONS.get(candidate)
@@ -290,6 +301,9 @@ class Slot:
 
 
 REQUEST: ContextVar[RequestRecord | None] = ContextVar("otel_mcp_health_request", default=None)
+#: The session of the latest application ``tools/list`` in this context: an agent framework that
+#: lists in a session of its own making (LangChain's default) installs the tools of that session.
+LISTING: ContextVar[SessionState | None] = ContextVar("otel_mcp_health_listing", default=None)
 SLOT: ContextVar[Slot | None] = ContextVar("otel_mcp_health_slot", default=None)
 #: True inside ``call_tool``: a ``tools/list`` issued there is the SDK's own (output-schema
 #: refresh, ``Client`` re-list), not an application discovery.

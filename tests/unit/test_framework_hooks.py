@@ -1,0 +1,108 @@
+"""The framework hook loader (``otel_mcp_health.frameworks._hooks``) on a real installed module.
+
+Each test writes a small distribution (a package plus its ``.dist-info``, so
+``importlib.metadata`` finds its version) under a temporary ``sys.path`` entry, registers a
+:class:`Framework` for it and imports it: the hook must wrap only after the import, only for a
+supported version, warn once (naming the distribution, never a value) when it cannot, and unwrap
+on ``uninstall``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otel_mcp_health.frameworks import Framework, Patch, install, installed, uninstall
+
+NAME = "omh_fakefw"
+
+
+def _distribution(root: Path, version: str, body: str) -> None:
+    package = root / NAME
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "tools.py").write_text(body)
+    info = root / f"{NAME}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n")
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[Path]:
+    sys.path.insert(0, str(tmp_path))
+    importlib.invalidate_caches()
+    yield tmp_path
+    uninstall()
+    sys.path.remove(str(tmp_path))
+    for module in [m for m in sys.modules if m.startswith(NAME)]:
+        del sys.modules[module]
+
+
+SEEN: list[Any] = []
+
+
+def _wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    SEEN.append(args)
+    return wrapped(*args, **kwargs)
+
+
+FRAMEWORK = Framework(NAME, ">=1, <2", (Patch(f"{NAME}.tools", "install", _wrapper),))
+
+
+def test_hooks_wrap_once_the_framework_is_imported(site: Path) -> None:
+    _distribution(site, "1.4", "def install(x):\n    return x * 2\n")
+    install((FRAMEWORK,))
+    assert installed() == ()  # nothing is imported, nothing is wrapped
+    tools = importlib.import_module(f"{NAME}.tools")
+    SEEN.clear()
+    assert tools.install(21) == 42  # the framework's own result, unchanged
+    assert SEEN == [(21,)]
+    uninstall()
+    assert installed() == ()
+    SEEN.clear()
+    assert tools.install(1) == 2
+    assert SEEN == []
+
+
+def test_an_unsupported_version_is_one_warning_and_no_hook(
+    site: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    _distribution(site, "3.0", "def install(x):\n    return x\n")
+    install((FRAMEWORK,))
+    with caplog.at_level(logging.WARNING, logger="otel_mcp_health"):
+        importlib.import_module(f"{NAME}.tools")
+    assert installed() == ()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert f"{NAME} 3.0 is outside the supported range" in warnings[0]
+
+
+def test_a_missing_hook_point_is_one_warning_and_no_hook(
+    site: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    _distribution(site, "1.0", "def renamed(x):\n    return x\n")
+    install((FRAMEWORK,))
+    with caplog.at_level(logging.WARNING, logger="otel_mcp_health"):
+        importlib.import_module(f"{NAME}.tools")
+    assert installed() == ()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        f"otel-mcp-health: {NAME} 1.0 lacks {NAME}.tools.install; the tools it "
+        "installs are not recorded."
+    ]
+
+
+def test_a_framework_imported_before_instrumenting_is_hooked_at_once(site: Path) -> None:
+    _distribution(site, "1.0", "def install(x):\n    return x + 1\n")
+    tools = importlib.import_module(f"{NAME}.tools")
+    install((FRAMEWORK,))
+    assert [p.name for p in installed()] == ["install"]
+    SEEN.clear()
+    assert tools.install(1) == 2
+    assert SEEN == [(1,)]
