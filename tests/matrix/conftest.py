@@ -7,6 +7,7 @@ with the *global* provider) through a switch installed once on the global provid
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,13 +23,19 @@ for path in (HERE, HERE.parent / "processor"):  # the drivers and the processor'
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from matrix_drivers import SERVER_PYTHON, available  # noqa: E402
+from matrix_drivers import SERVER_PYTHON  # noqa: E402
 from processor_helpers import Pipeline  # noqa: E402
 
 from otel_mcp_health.instrumentation import McpHealthInstrumentor  # noqa: E402
 
-#: langchain-mcp-adapters pins ``mcp < 2``: its module is collected where it is installed.
-collect_ignore = [] if "langchain" in available() else ["test_langchain_default.py"]
+#: Agent-framework modules, each collected where its framework is installed (the framework cells
+#: of noxfile.py; langchain-mcp-adapters pins ``mcp < 2``): test module -> import it needs.
+FRAMEWORK_TESTS = {
+    "test_langchain_default.py": "langchain_mcp_adapters",
+}
+collect_ignore = [
+    path for path, module in FRAMEWORK_TESTS.items() if importlib.util.find_spec(module) is None
+]
 
 
 @pytest.fixture(scope="session")
