@@ -32,6 +32,8 @@ import anyio
 
 INTEGRATION = Path(__file__).resolve().parent.parent / "integration"
 STDIO_SERVER = str(INTEGRATION / "stdio_server.py")
+#: The server whose catalog changes on ``trigger_change`` (``changing_server.py``).
+CHANGING_SERVER = Path(__file__).resolve().parent / "changing_server.py"
 #: The interpreter that runs the reference servers (the project's ``.venv``: mcp 2.x).
 SERVER_PYTHON = os.environ.get("MCP_HEALTH_SERVER_PYTHON", sys.executable)
 MCP_MAJOR = int(version("mcp").split(".")[0])
@@ -198,6 +200,20 @@ async def _streams(transport: str, url: str | None) -> AsyncIterator[tuple[Any, 
 
     async with streamable_http_client(url) as (read, write):
         yield read, write
+
+
+@asynccontextmanager
+async def open_stdio(parameters: Any, events: Events) -> AsyncIterator[SessionDriver]:
+    """A ``ClientSession`` over stdio to another server (``StdioServerParameters``)."""
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    async with (
+        stdio_client(parameters) as (read, write),
+        ClientSession(read, write, **_session_callbacks(events)) as session,
+    ):
+        await session.initialize()
+        yield SessionDriver(events, session)
 
 
 @asynccontextmanager
