@@ -1,18 +1,21 @@
-"""LangChain's documented default client (``MultiServerMCPClient(...).get_tools()``): the tools
-are listed in one session and each call runs in a fresh one; every call reads its own verdict,
-judged against the server's discovery (docs/model.md#scope) and against what ``get_tools()``
-handed the agent (the framework hook's install, docs/frameworks.md). Collected on the cells that
-install langchain-mcp-adapters (it pins ``mcp < 2``: the ``mcp_latest_1x`` cell of noxfile.py).
+"""LangChain agents (langchain-mcp-adapters + langgraph): the framework's real agent loop.
+
+``create_react_agent`` runs its graph with a scripted chat model (no LLM): each turn the model
+asks for one tool call, the graph runs the tool, and the model's next turn reads the result.
+The tools come from ``MultiServerMCPClient(...).get_tools()``, LangChain's documented default:
+they are listed in one session and each call runs in a fresh one. Every call is judged against
+the server's discovery (docs/model.md#scope) and against what ``get_tools()`` handed the agent
+(the framework hook's install, docs/frameworks.md). Collected on the cells that install
+langchain-mcp-adapters (it pins ``mcp < 2``: ``mcp_latest_1x`` of noxfile.py, with langgraph).
 """
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import anyio
 import pytest
-from matrix_drivers import SERVER_PYTHON, STDIO_SERVER
+from matrix_drivers import CHANGING_SERVER, SERVER_PYTHON, STDIO_SERVER
 from opentelemetry.sdk.trace import ReadableSpan
 from processor_helpers import Pipeline
 
@@ -24,43 +27,90 @@ pytestmark = pytest.mark.anyio
 
 def row(span: ReadableSpan) -> tuple[Any, ...]:
     a = span.attributes or {}
-    return (
-        span.name,
-        a.get(A.VERDICT),
-        a.get(A.REASON),
-        a.get(A.CATALOG_INHERITED),
-        a.get(A.CATALOG_CLIENT_SOURCE),
-    )
+    return (span.name, a.get(A.VERDICT), a.get(A.REASON), a.get(A.CATALOG_INHERITED))
+
+
+def calls(pipeline: Pipeline) -> list[tuple[Any, ...]]:
+    return [row(s) for s in pipeline.spans() if s.name.startswith("tools/call ")]
+
+
+def _connection(transport: str, url: str, script: str = STDIO_SERVER) -> dict[str, Any]:
+    if transport == "stdio":
+        args = [script, "stdio"] if script == str(CHANGING_SERVER) else [script]
+        return {"transport": "stdio", "command": SERVER_PYTHON, "args": args}
+    return {"transport": "streamable_http", "url": url}
+
+
+async def _run_agent(tools: list[Any], steps: list[tuple[str, dict[str, Any]]]) -> None:
+    """langgraph's ReAct agent, its model scripted to call ``steps`` in order, then answer."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+    from langgraph.prebuilt import create_react_agent
+
+    class ScriptedModel(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    replies = [
+        AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"call-{i}"}])
+        for i, (name, args) in enumerate(steps)
+    ]
+    model = ScriptedModel(messages=iter([*replies, AIMessage(content="done")]))
+    agent = create_react_agent(model, tools)
+    await agent.ainvoke({"messages": [("user", "go")]})
+
+
+async def _get_tools(connection: dict[str, Any]) -> list[Any]:
+    from langchain_mcp_adapters.client import MultiServerMCPClient
+
+    return await MultiServerMCPClient({"server": connection}).get_tools()  # type: ignore[dict-item]
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_langchain_default_client(
+async def test_healthy_and_is_error_calls(
     transport: str, verdicts: Pipeline, reference_url: str
 ) -> None:
-    """LangChain's documented default: ``get_tools()``, then a fresh session per tool call."""
-    from langchain_mcp_adapters.client import MultiServerMCPClient
-
-    connection: dict[str, Any] = (
-        {"transport": "stdio", "command": SERVER_PYTHON, "args": [STDIO_SERVER]}
-        if transport == "stdio"
-        else {"transport": "streamable_http", "url": reference_url + "/mcp"}
-    )
     with anyio.fail_after(120):
-        client = MultiServerMCPClient({"reference": connection})  # type: ignore[dict-item]
-        tools = {tool.name: tool for tool in await client.get_tools()}
-        await tools["create_ticket"].ainvoke({"title": "t", "priority": "p"})
-        with contextlib.suppress(Exception):  # the adapter raises on isError: the scenario
-            await tools["fail"].ainvoke({})
+        tools = await _get_tools(_connection(transport, reference_url + "/mcp"))
+        steps = [("create_ticket", {"title": "t", "priority": "p"}), ("fail", {})]
+        await _run_agent(tools, steps)
         assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
-    assert [row(s) for s in verdicts.spans() if s.name.startswith("tools/call ")] == [
-        # judged against the digest of what the framework installed (not the discovery result)
-        ("tools/call create_ticket", "healthy", "ok", True, "digest"),
-        ("tools/call fail", "tool_failed", "is_error", True, "digest"),
+    assert calls(verdicts) == [
+        ("tools/call create_ticket", "healthy", "ok", True),
+        ("tools/call fail", "tool_failed", "is_error", True),
     ]
     # the framework hook recorded what get_tools() handed the agent, against the server
-    [install] = [s for s in verdicts.spans() if s.name == A.INSTALL_SPAN_NAME]
+    [install] = verdicts.named(A.INSTALL_SPAN_NAME)
     attrs = install.attributes or {}
     assert attrs[A.CATALOG_VERDICT] == "converged"
     assert attrs[A.CATALOG_CLIENT_TOOL_COUNT] == len(tools)
     assert A.SERVER_TARGET_KEY in attrs
+    call = verdicts.last("tools/call create_ticket").attributes or {}
+    assert call[A.CATALOG_CLIENT_SOURCE] == "digest"  # judged against what was installed
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_change_the_agent_never_sees_is_stale(
+    transport: str, verdicts: Pipeline, changing_url: str
+) -> None:
+    """LangChain binds the tools when the graph is built and ignores ``list_changed``: after the
+    server adds a tool, the agent's next call runs on the old catalog."""
+    with anyio.fail_after(120):
+        connection = _connection(transport, changing_url + "/mcp", str(CHANGING_SERVER))
+        tools = await _get_tools(connection)
+        await _run_agent(tools, [("trigger_change", {}), ("create_ticket", {"title": "t"})])
+    assert calls(verdicts)[-1] == (
+        "tools/call create_ticket",
+        "stale_catalog",
+        "catalog_signal_after_discovery",
+        True,
+    )
+
+
+async def test_a_401_at_connect_is_one_needs_auth(verdicts: Pipeline, reference_url: str) -> None:
+    with anyio.fail_after(60), pytest.raises(Exception):  # noqa: B017, PT011  # the adapter's own
+        await _get_tools(_connection("http", reference_url + "/authn"))
+    handshakes = [s for s in verdicts.spans() if s.name == "initialize"]
+    assert [(s.attributes or {}).get(A.VERDICT) for s in handshakes] == ["needs_auth"]
+    assert verdicts.counts(A.METRIC_INCIDENTS, A.VERDICT) == {"needs_auth": 1}
