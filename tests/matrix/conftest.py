@@ -32,6 +32,7 @@ from otel_mcp_health.instrumentation import McpHealthInstrumentor  # noqa: E402
 #: of noxfile.py; langchain-mcp-adapters pins ``mcp < 2``): test module -> import it needs.
 FRAMEWORK_TESTS = {
     "test_langchain_default.py": "langchain_mcp_adapters",
+    "test_framework_pydantic_ai.py": "pydantic_ai",
 }
 collect_ignore = [
     path for path, module in FRAMEWORK_TESTS.items() if importlib.util.find_spec(module) is None

@@ -1,0 +1,169 @@
+"""pydantic-ai's own agent loop over ``MCPToolset``, with its shipped ``FunctionModel``.
+
+The model is scripted (``FunctionModel``: one tool call per step, then text) and the agent runs
+for real: its toolset connects (``fastmcp.Client``, one session per run), lists, installs the
+tools at every step (``MCPToolset.get_tools``, the framework hook's install) and calls them.
+Every cell runs over stdio and streamable HTTP; each asserts the verdict of the call it is about:
+healthy, ``isError``, a catalog change with the default toolset (2026-07-28 era: the change is
+never heard, the bounded refresh policy judges) and with a pre-built ``initialize``-era client
+(heard, not handled: stale), and a 401 at connect (HTTP only: stdio has no authorization).
+Collected where pydantic-ai-slim[mcp] is installed (fastmcp-slim 4.x, mcp 2.x).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+from matrix_drivers import CHANGING_SERVER, SERVER_PYTHON, STDIO_SERVER
+from processor_helpers import Pipeline
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health.instrumentation import flush_receipts
+
+pytestmark = pytest.mark.anyio
+
+TRANSPORTS = ["stdio", "http"]
+TICKET = {"title": "t", "priority": "p"}
+HANDSHAKES = ("server/discover", "initialize")
+
+
+def _target(transport: str, url: str, script: list[str]) -> Any:
+    """What ``MCPToolset`` / ``fastmcp.Client`` connect to: a stdio transport, or a URL."""
+    from fastmcp.client.transports import StdioTransport
+
+    if transport == "stdio":
+        return StdioTransport(command=SERVER_PYTHON, args=script)
+    return url + "/mcp"
+
+
+REFERENCE = [STDIO_SERVER]
+CHANGING = [str(CHANGING_SERVER), "stdio"]
+
+
+def _model(steps: list[tuple[str, dict[str, Any]]], offers: list[set[str]]) -> Any:
+    """A ``FunctionModel`` that calls ``steps`` one per model request, then answers text; it
+    records the tool names each request offered."""
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    script: Iterator[tuple[str, dict[str, Any]]] = iter(steps)
+
+    def respond(messages: list[Any], info: Any) -> ModelResponse:
+        offers.append({tool.name for tool in info.function_tools})
+        step = next(script, None)
+        if step is None:
+            return ModelResponse(parts=[TextPart("done")])
+        name, args = step
+        return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f"call-{len(offers)}")])
+
+    return FunctionModel(respond)
+
+
+async def _run(toolset: Any, steps: list[tuple[str, dict[str, Any]]]) -> list[set[str]]:
+    from pydantic_ai import Agent
+
+    offers: list[set[str]] = []
+    agent = Agent(_model(steps, offers), toolsets=[toolset])
+    result = await agent.run("go")
+    assert result.output == "done"
+    return offers
+
+
+def calls(pipeline: Pipeline) -> list[tuple[Any, ...]]:
+    rows = []
+    for span in pipeline.spans():
+        if span.name.startswith("tools/call "):
+            a = span.attributes or {}
+            rows.append((span.name, a.get(A.VERDICT), a.get(A.REASON)))
+    return rows
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_healthy_and_is_error_calls(
+    transport: str, verdicts: Pipeline, reference_url: str
+) -> None:
+    from pydantic_ai.mcp import MCPToolset
+
+    with anyio.fail_after(120):
+        toolset = MCPToolset(_target(transport, reference_url, REFERENCE))
+        # isError comes back to the model as a retry prompt (tool_error_behavior="retry")
+        await _run(toolset, [("create_ticket", TICKET), ("fail", {})])
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    assert calls(verdicts) == [
+        ("tools/call create_ticket", "healthy", "ok"),
+        ("tools/call fail", "tool_failed", "is_error"),
+    ]
+    # one install (the cached list is not reported again at every step), against the server
+    [install] = verdicts.named(A.INSTALL_SPAN_NAME)
+    attrs = install.attributes or {}
+    assert attrs[A.CATALOG_VERDICT] == "converged"
+    assert A.SERVER_TARGET_KEY in attrs
+    call = verdicts.last("tools/call create_ticket").attributes or {}
+    assert call[A.CATALOG_CLIENT_SOURCE] == "digest"  # judged against what was installed
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_the_default_toolset_never_hears_the_change(
+    transport: str, verdicts: Pipeline, changing_url: str
+) -> None:
+    """The default toolset (``cache_tools=True``) negotiates the 2026-07-28 era with an mcp 2.x
+    server (``server/discover``, no ``initialize``) and opens no ``subscriptions/listen``: the
+    ``list_changed`` that would drop its cache never arrives, so the agent keeps its old tools.
+    Nobody heard a signal: the catalog is judged by the bounded refresh policy (300 s)."""
+    from pydantic_ai.mcp import MCPToolset
+
+    with anyio.fail_after(120):
+        toolset = MCPToolset(_target(transport, changing_url, CHANGING))
+        offers = await _run(toolset, [("trigger_change", {}), ("create_ticket", {"title": "t"})])
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    assert [s.name for s in verdicts.spans() if s.name in HANDSHAKES] == ["server/discover"]
+    assert all("added_tool" not in offer for offer in offers)
+    assert calls(verdicts)[-1] == ("tools/call create_ticket", "healthy", "ok")
+    call = verdicts.last("tools/call create_ticket").attributes or {}
+    assert (call[A.CATALOG_VERDICT], call[A.CATALOG_MAX_AGE_S]) == ("converged", 300.0)
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_prebuilt_legacy_client_keeps_its_old_tools(
+    transport: str, verdicts: Pipeline, changing_url: str
+) -> None:
+    """A pre-built ``fastmcp.Client`` in the ``initialize`` era hears ``list_changed``, but gets no
+    cache-dropping handler from the toolset (documented): the agent's next call after the server
+    added a tool runs on the old catalog."""
+    from fastmcp import Client
+    from pydantic_ai.mcp import MCPToolset
+
+    with anyio.fail_after(120):
+        client = Client(_target(transport, changing_url, CHANGING), mode="legacy")
+        offers = await _run(
+            MCPToolset(client), [("trigger_change", {}), ("create_ticket", {"title": "t"})]
+        )
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    assert [s.name for s in verdicts.spans() if s.name in HANDSHAKES] == ["initialize"]
+    assert all("added_tool" not in offer for offer in offers)
+    assert calls(verdicts)[-1] == (
+        "tools/call create_ticket",
+        "stale_catalog",
+        "catalog_signal_after_discovery",
+    )
+
+
+async def test_a_401_at_connect_is_one_needs_auth(verdicts: Pipeline, reference_url: str) -> None:
+    from pydantic_ai.mcp import MCPToolset
+
+    toolset = MCPToolset(reference_url + "/authn")
+    with anyio.fail_after(60), pytest.raises(Exception):  # noqa: B017, PT011  # the toolset's own
+        await _run(toolset, [("create_ticket", TICKET)])
+    handshakes = [s for s in verdicts.spans() if s.name in HANDSHAKES]
+    # the era probe answered 401 too; it is superseded by the initialize that reads needs_auth
+    assert [(s.name, (s.attributes or {}).get(A.VERDICT)) for s in handshakes] == [
+        ("server/discover", None),
+        ("initialize", "needs_auth"),
+    ]
+    assert verdicts.counts(A.METRIC_INCIDENTS, A.VERDICT) == {"needs_auth": 1}
