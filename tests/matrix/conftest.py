@@ -33,6 +33,7 @@ from otel_mcp_health.instrumentation import McpHealthInstrumentor  # noqa: E402
 FRAMEWORK_TESTS = {
     "test_langchain_default.py": "langchain_mcp_adapters",
     "test_framework_pydantic_ai.py": "pydantic_ai",
+    "test_framework_llama_index.py": "llama_index",
 }
 collect_ignore = [
     path for path, module in FRAMEWORK_TESTS.items() if importlib.util.find_spec(module) is None

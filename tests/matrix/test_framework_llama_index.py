@@ -1,0 +1,164 @@
+"""llama-index's ``FunctionAgent`` over ``McpToolSpec`` + ``BasicMCPClient``, with core's shipped
+``MockFunctionCallingLLM`` scripted to call one tool per step.
+
+``BasicMCPClient`` (the documented default) opens a new session for every operation: the tools
+are listed in one (``to_tool_list_async``, the framework hook's install) and each call runs in a
+fresh one, which inherits the server's discovery (docs/model.md#scope). Every cell runs over
+stdio (a server process per session) and streamable HTTP: healthy, ``isError``, a catalog change
+(llama-index lists once and ignores ``list_changed``: the next call is stale; it has no refresh
+option), a paginated catalog (it lists the first page only) and a 401 at connect (HTTP only).
+Collected where llama-index-tools-mcp is installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+from matrix_drivers import CHANGING_SERVER, SERVER_PYTHON, STDIO_SERVER
+from processor_helpers import Pipeline
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health.instrumentation import flush_receipts
+
+pytestmark = pytest.mark.anyio
+
+TRANSPORTS = ["stdio", "http"]
+TICKET = {"title": "t", "priority": "p"}
+CHANGING = [str(CHANGING_SERVER), "stdio"]
+#: The reference server's first page of tools (tests/integration/mcp_health_servers.py).
+PAGE_ONE = {"create_ticket", "fail", "bad_args", "trigger_change", "crash", "ask"}
+
+
+def _client(transport: str, url: str, script: list[str]) -> Any:
+    from llama_index.tools.mcp import BasicMCPClient
+
+    if transport == "stdio":
+        return BasicMCPClient(SERVER_PYTHON, args=script)
+    return BasicMCPClient(url + "/mcp")
+
+
+async def _tools(transport: str, url: str, script: list[str]) -> list[Any]:
+    from llama_index.tools.mcp import McpToolSpec
+
+    return await McpToolSpec(client=_client(transport, url, script)).to_tool_list_async()
+
+
+def _llm(steps: list[tuple[str, dict[str, Any]]], offers: list[set[str]]) -> Any:
+    """One tool call per model request, then text; records the tool names each request offered."""
+    from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    script: Iterator[tuple[str, dict[str, Any]]] = iter(steps)
+
+    def respond(messages: Any, **kwargs: Any) -> Any:
+        offers.append({tool.metadata.name for tool in kwargs.get("tools") or []})
+        step = next(script, None)
+        if step is None:
+            return ChatMessage(role=MessageRole.ASSISTANT, content="done")
+        name, args = step
+        block = ToolCallBlock(tool_call_id=f"call-{len(offers)}", tool_name=name, tool_kwargs=args)
+        return ChatMessage(role=MessageRole.ASSISTANT, blocks=[block])
+
+    return MockFunctionCallingLLM(response_generator=respond)
+
+
+async def _run(tools: list[Any], steps: list[tuple[str, dict[str, Any]]]) -> list[set[str]]:
+    from llama_index.core.agent.workflow import FunctionAgent
+
+    offers: list[set[str]] = []
+    agent = FunctionAgent(tools=tools, llm=_llm(steps, offers))
+    result = await agent.run(user_msg="go")
+    assert "done" in str(result)
+    return offers
+
+
+def calls(pipeline: Pipeline) -> list[tuple[Any, ...]]:
+    rows = []
+    for span in pipeline.spans():
+        if span.name.startswith("tools/call "):
+            a = span.attributes or {}
+            rows.append((span.name, a.get(A.VERDICT), a.get(A.REASON), a.get(A.CATALOG_INHERITED)))
+    return rows
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_healthy_and_is_error_calls(
+    transport: str, verdicts: Pipeline, changing_url: str
+) -> None:
+    with anyio.fail_after(120):
+        tools = await _tools(transport, changing_url, CHANGING)
+        await _run(tools, [("create_ticket", {"title": "t"}), ("fail", {})])  # isError: output
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    assert calls(verdicts) == [
+        ("tools/call create_ticket", "healthy", "ok", True),
+        ("tools/call fail", "tool_failed", "is_error", True),
+    ]
+    # the hook recorded what to_tool_list_async handed the agent, against the server
+    [install] = verdicts.named(A.INSTALL_SPAN_NAME)
+    attrs = install.attributes or {}
+    assert attrs[A.CATALOG_VERDICT] == "converged"
+    assert attrs[A.CATALOG_CLIENT_TOOL_COUNT] == len(tools)
+    assert A.SERVER_TARGET_KEY in attrs
+    call = verdicts.last("tools/call create_ticket").attributes or {}
+    assert call[A.CATALOG_CLIENT_SOURCE] == "digest"  # judged against what was installed
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_only_the_first_page_is_listed(
+    transport: str, verdicts: Pipeline, reference_url: str
+) -> None:
+    """``fetch_tools`` makes one ``tools/list`` and ignores ``nextCursor``: on the reference
+    server's two-page catalog the agent gets half the tools and no discovery ever completes, so
+    no call session has a catalog to inherit and even a healthy call is not green."""
+    with anyio.fail_after(120):
+        tools = await _tools(transport, reference_url, [STDIO_SERVER])
+        await _run(tools, [("create_ticket", TICKET), ("fail", {})])
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    assert {tool.metadata.name for tool in tools} == PAGE_ONE
+    [install] = verdicts.named(A.INSTALL_SPAN_NAME)
+    attrs = install.attributes or {}
+    # the abandoned traversal (nextCursor left) reads as no discovery at all
+    assert (attrs[A.CATALOG_VERDICT], attrs[A.CATALOG_REASON]) == ("unverifiable", "no_discovery")
+    assert attrs[A.CATALOG_CLIENT_TOOL_COUNT] == len(PAGE_ONE)
+    assert calls(verdicts) == [
+        ("tools/call create_ticket", "stale_catalog", "catalog_no_discovery", None),
+        ("tools/call fail", "tool_failed", "is_error", None),  # its own failure shows
+    ]
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_change_the_agent_never_sees_is_stale(
+    transport: str, verdicts: Pipeline, changing_url: str
+) -> None:
+    """The tools are fixed at ``to_tool_list_async``; the ``list_changed`` heard in the
+    ``trigger_change`` session makes the server's catalog stale for the next call's session."""
+    with anyio.fail_after(120):
+        tools = await _tools(transport, changing_url, CHANGING)
+        offers = await _run(tools, [("trigger_change", {}), ("create_ticket", {"title": "t"})])
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    assert all("added_tool" not in offer for offer in offers)
+    assert calls(verdicts)[-1] == (
+        "tools/call create_ticket",
+        "stale_catalog",
+        "catalog_signal_after_discovery",
+        True,
+    )
+
+
+async def test_a_401_at_connect_is_one_needs_auth(verdicts: Pipeline, reference_url: str) -> None:
+    from llama_index.tools.mcp import BasicMCPClient, McpToolSpec
+
+    spec = McpToolSpec(client=BasicMCPClient(reference_url + "/authn"))
+    with anyio.fail_after(60), pytest.raises(Exception):  # noqa: B017, PT011  # the client's own
+        await spec.to_tool_list_async()
+    handshakes = [s for s in verdicts.spans() if s.name in ("server/discover", "initialize")]
+    assert [(s.name, (s.attributes or {}).get(A.VERDICT)) for s in handshakes] == [
+        ("initialize", "needs_auth")
+    ]
+    assert verdicts.counts(A.METRIC_INCIDENTS, A.VERDICT) == {"needs_auth": 1}
