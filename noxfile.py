@@ -1,12 +1,13 @@
 """The version matrix: the instrumentation against every supported SDK line (``make matrix``).
 
-The newest cell -- the latest mcp 2.x, wrapt 2.x and the latest FastMCP -- is the project's own
-``.venv``, where ``make test`` runs the full suite. The sessions here are the other cells; each
+The newest cell -- the latest mcp 2.x, wrapt 2.x, OpenTelemetry and FastMCP -- is the project's
+own ``.venv``, where ``make test`` runs the full suite. The sessions here are the other cells; each
 runs the scenario tables (``tests/matrix``: every transport, failures, processor verdicts,
 verifiers and outcomes; the same expected verdicts on every cell) and, on the 2.x cells, the
-integration and processor scenario modules too. The reference MCP servers always run from the
-project's ``.venv`` (``MCP_HEALTH_SERVER_PYTHON``), so an old client talks to the same server as
-the newest one.
+integration and processor scenario modules too. ``otel_floor`` pins every OpenTelemetry
+distribution to the floor ``pyproject.toml`` declares (read from it) and also runs the modules
+that fail below that floor. The reference MCP servers always run from the project's ``.venv``
+(``MCP_HEALTH_SERVER_PYTHON``), so an old client talks to the same server as the newest one.
 
 Virtual environments are cached outside the checkout (``reuse_venv``; set ``NOX_ENVDIR`` to move
 them), so a second run installs nothing new.
@@ -15,7 +16,9 @@ them), so a second run installs nothing new.
 from __future__ import annotations
 
 import os
+import re
 import sys
+import tomllib
 from pathlib import Path
 
 import nox
@@ -27,7 +30,7 @@ nox.options.envdir = os.environ.get(
     "NOX_ENVDIR",
     str(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "otel-mcp-health-nox"),
 )
-nox.options.sessions = ["mcp_oldest_1x", "mcp_latest_1x", "mcp_oldest_2x", "wrapt_1x"]
+nox.options.sessions = ["mcp_oldest_1x", "mcp_latest_1x", "mcp_oldest_2x", "wrapt_1x", "otel_floor"]
 
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 #: The scenario tables every cell runs.
@@ -40,12 +43,19 @@ SCENARIOS_2X = [
     "tests/outcomes",
     "tests/verifiers",
 ]
+#: What broke below the OpenTelemetry floor (pyproject.toml says how), on the floor cell.
+OTEL_FLOOR_CHECKS = [
+    "tests/processor/test_configurator.py",
+    "tests/processor/test_zero_code.py",
+    "tests/processor/test_sdkspan.py",
+]
 
 
 #: Prints the versions the cell resolved (its record in the CI log).
 _VERSIONS = (
     "from importlib.metadata import version as v, PackageNotFoundError as E\n"
-    "for n in ('mcp', 'wrapt', 'fastmcp', 'langchain-mcp-adapters'):\n"
+    "for n in ('mcp', 'wrapt', 'fastmcp', 'fastmcp-slim', 'langchain-mcp-adapters',\n"
+    "          'opentelemetry-api', 'opentelemetry-sdk', 'opentelemetry-instrumentation'):\n"
     "    try: print(n, v(n))\n"
     "    except E: pass"
 )
@@ -55,6 +65,18 @@ def _server_python() -> str:
     """The project's own interpreter (mcp 2.x) that runs the reference servers."""
     venv = ROOT / ".venv" / "bin" / "python"
     return str(venv if venv.exists() else sys.executable)
+
+
+def _otel_floor() -> list[str]:
+    """``NAME == FLOOR`` for each OpenTelemetry distribution ``pyproject.toml`` requires (the
+    runtime dependencies and the ``testkit`` extra): its ``>=`` bound, so the cell cannot drift."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    pins = []
+    for dep in project["dependencies"] + project["optional-dependencies"]["testkit"]:
+        found = re.fullmatch(r"(opentelemetry-[a-z-]+) >= ([^,\s]+).*", dep)
+        if found:
+            pins.append(f"{found[1]} == {found[2]}")
+    return pins
 
 
 def _cell(session: nox.Session, pins: list[str], paths: list[str]) -> None:
@@ -88,6 +110,15 @@ def mcp_oldest_2x(session: nox.Session) -> None:
 def wrapt_1x(session: nox.Session) -> None:
     """The latest mcp 2.x and FastMCP with wrapt 1.x."""
     _cell(session, ["mcp >= 2.3, < 3", "fastmcp >= 4.2", "wrapt == 1.17.3"], TABLES + SCENARIOS_2X)
+
+
+@nox.session(python=PYTHON)
+def otel_floor(session: nox.Session) -> None:
+    """The oldest OpenTelemetry the dependency ranges allow, with the latest mcp 2.x."""
+    # fastmcp-slim 4.2.1 and later require opentelemetry-api >= 1.45.2: 4.2.0 is the newest
+    # FastMCP that installs beside the floor.
+    pins = ["mcp >= 2.3, < 3", "fastmcp-slim[client,server] == 4.2.0", *_otel_floor()]
+    _cell(session, pins, TABLES + SCENARIOS_2X + OTEL_FLOOR_CHECKS)
 
 
 @nox.session(python=PYTHON)
