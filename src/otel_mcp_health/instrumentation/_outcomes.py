@@ -170,7 +170,7 @@ def _silence_evidence(record: RequestRecord) -> CallEvidence:
     return request_evidence(record, network=record.state.network_transport).call
 
 
-def _context(name: str, arguments: Any, result: Any) -> CallContext:
+def _context(name: str, arguments: Any, result: Any, state: SessionState) -> CallContext:
     structured = getattr(result, "structured_content", None)
     texts = [getattr(block, "text", None) for block in getattr(result, "content", None) or ()]
     return CallContext(
@@ -179,7 +179,14 @@ def _context(name: str, arguments: Any, result: Any) -> CallContext:
         result=result,
         structured=structured if isinstance(structured, Mapping) else {},
         text="\n".join(t for t in texts if isinstance(t, str)),
+        server=state.server_name,
+        read_only=_read_only(state, name),
     )
+
+
+def _policy(state: SessionState, name: str) -> Verifier | str | None:
+    """The tool's verifier: by name, server (handshake name) and ``readOnlyHint``."""
+    return verifier_for(name, server=state.server_name, read_only=_read_only(state, name))
 
 
 def receipt_attributes(receipt: Receipt, duration_s: float) -> dict[str, Any]:
@@ -202,7 +209,7 @@ def after_success(
     """
     if not isinstance(name, str) or not record.recording:
         return
-    policy = verifier_for(name)
+    policy = _policy(record.state, name)
     if policy is None:
         return
     if policy == OUTCOME_NOT_REQUIRED:
@@ -212,7 +219,7 @@ def after_success(
         return
     if result_is_error(result) is not False or record.output_schema_valid is False:
         return  # the execution layer failed: there is no promised artefact to verify
-    call = _context(name, arguments, result)
+    call = _context(name, arguments, result, record.state)
     if record.borrowed:
         _verify_borrowed(record, policy, call)
         return
@@ -263,11 +270,11 @@ def reconcile(
         attributes=attrs,
         links=[Link(found.span_context)],
     )
-    policy = verifier_for(tool_name)
+    policy = _policy(state, tool_name)
     if committed and policy == OUTCOME_NOT_REQUIRED:
         span.set_attributes(_NOT_REQUIRED)
     if committed and isinstance(policy, Verifier) and arguments is not None:
-        _verify_then_end(span, policy, _context(tool_name, arguments, None))
+        _verify_then_end(span, policy, _context(tool_name, arguments, None, state))
     else:
         span.end()
     return True

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias, TypeVar
 
@@ -66,7 +66,8 @@ class sqlite_row(_Builtin):
 
     ``connect`` returns a DB-API connection (e.g. ``lambda: sqlite3.connect(path)``); ``query``
     selects the row (its first column is compared with ``expected_version`` when given);
-    ``params`` are the query parameters, a value or a function of the call.
+    ``params`` are the query parameters (a sequence, or a mapping for named ``:name``
+    placeholders), a value or a function of the call.
     """
 
     method = "sqlite_row"
@@ -76,7 +77,7 @@ class sqlite_row(_Builtin):
         *,
         connect: Callable[[], Any],
         query: str,
-        params: Source[Sequence[Any]] = (),
+        params: Source[Sequence[Any] | Mapping[str, Any]] = (),
         expected_version: Source[Any] = None,
     ) -> None:
         self._connect = connect
@@ -88,7 +89,8 @@ class sqlite_row(_Builtin):
         connection = self._connect()
         try:
             cursor = connection.cursor()
-            cursor.execute(self._query, tuple(_resolve(self._params, call)))
+            params = _resolve(self._params, call)
+            cursor.execute(self._query, params if isinstance(params, Mapping) else tuple(params))
             row = cursor.fetchone()
         finally:
             connection.close()

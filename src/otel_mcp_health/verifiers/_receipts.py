@@ -26,6 +26,8 @@ class CallContext:
 
     ``structured`` is the result's ``structuredContent`` (``{}`` when absent) and ``text`` the
     concatenated text content, for verifiers that need the tool's own claim (e.g. a path).
+    ``server`` is the server's name from the handshake and ``read_only`` the tool's
+    ``readOnlyHint`` in the last discovery (``None`` when unknown).
     """
 
     tool: str
@@ -33,6 +35,8 @@ class CallContext:
     result: Any = None
     structured: Mapping[str, Any] = field(default_factory=dict)
     text: str = ""
+    server: str | None = None
+    read_only: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
