@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from otel_mcp_health.processor import McpHealthSpanProcessor
     from otel_mcp_health.verifiers import (
         CallContext,
+        OutcomePolicy,
+        OutcomePolicyError,
         Receipt,
         file_digest,
         from_callable,
@@ -47,6 +49,8 @@ _EXPORTS: dict[str, str] = {
     "report_reconciliation": "otel_mcp_health.instrumentation",
     "McpHealthSpanProcessor": "otel_mcp_health.processor",
     "CallContext": "otel_mcp_health.verifiers",
+    "OutcomePolicy": "otel_mcp_health.verifiers",
+    "OutcomePolicyError": "otel_mcp_health.verifiers",
     "Receipt": "otel_mcp_health.verifiers",
     "file_digest": "otel_mcp_health.verifiers",
     "from_callable": "otel_mcp_health.verifiers",
@@ -61,6 +65,8 @@ __all__ = [
     "CallContext",
     "McpHealthInstrumentor",
     "McpHealthSpanProcessor",
+    "OutcomePolicy",
+    "OutcomePolicyError",
     "Receipt",
     "__version__",
     "file_digest",

@@ -48,6 +48,19 @@ per session holds one 8-byte cursor hash per page of the traversal in progress, 
 it (8 KiB at the default); completed traversals keep no per-page state (docs/configuration.md).
 """
 
+OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES: Final = "OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES"
+"""
+.. envvar:: OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES
+
+Path of an outcome policy, a TOML file of ``[[outcome]]`` tables that choose each tool's outcome
+verifier without code (docs/outcomes.md): ``not_required``, a file, an HTTP status, a sqlite row,
+a Python function or a packaged verifier (entry-point group ``otel_mcp_health.verifiers``). Read
+when the instrumentor instruments; tools registered in code keep their own verifier. Default:
+unset (no policy). A file that cannot be read, does not parse or has a bad entry is refused with
+one warning (file, entry, key; never a value) and installs no verifier: its tools read
+``unverified``, never green. ``otel-mcp-health outcomes FILE`` checks a policy offline.
+"""
+
 # ==============================================================================================
 # Span processor (McpHealthSpanProcessor, McpHealthConfigurator). Append-only section owned by
 # the processor; each option can also be passed as a keyword argument, which wins over the env.

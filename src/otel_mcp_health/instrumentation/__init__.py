@@ -106,7 +106,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.metrics import get_meter
 from opentelemetry.trace import get_tracer
 
-from otel_mcp_health import _options
+from otel_mcp_health import _options, verifiers
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import _catalog_hooks, _compat, _outcomes, _state
 from otel_mcp_health.package import _instruments
@@ -119,6 +119,9 @@ _DURATION_UNIT = "s"
 
 class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInstrumentor is untyped
     """Instruments ``mcp`` client sessions; see the module documentation."""
+
+    #: The outcome policy ``_instrument`` installed from the environment (docs/outcomes.md).
+    _outcome_policy: verifiers.OutcomePolicy | None = None
 
     def instrumentation_dependencies(self) -> Collection[str]:
         """The supported ``mcp`` range (from :data:`otel_mcp_health.package._instruments`)."""
@@ -146,6 +149,8 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
             max_pages=_options.max_pages_(),
         )
         _compat.install(_state.TELEMETRY)
+        # Zero-code outcome verifiers: the policy file OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES.
+        self._outcome_policy = verifiers.install_from_env()
         from otel_mcp_health import frameworks  # they report through this instrumentation
 
         frameworks.install(frameworks.FRAMEWORKS)
@@ -157,6 +162,9 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
         _compat.uninstall()
         _state.TELEMETRY = None
         _outcomes.reset()
+        if self._outcome_policy is not None:  # code registrations and other policies stay
+            self._outcome_policy.uninstall()
+            self._outcome_policy = None
 
 
 def record_installed_tools(session: object, tools: Iterable[Any]) -> None:

@@ -30,9 +30,16 @@ Logs name only the exception's type: its message may quote what the verifier rea
 
 No verifier → the outcome layer stays ``unobserved`` and the call is at best ``unverified``.
 
+Without code, an **outcome policy** (a TOML file named by
+``OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES``, docs/outcomes.md) builds the same verifiers for the
+tools it matches (:meth:`OutcomePolicy.load` and :meth:`OutcomePolicy.install` do it from code).
+Tools registered in code keep their own verifier.
+
 The package's modules, one concern each: :mod:`._receipts` (what a verifier reads and answers),
 :mod:`._registry` (the verifier of each tool), :mod:`._runner` (running verifiers off the host's
-thread) and :mod:`._builtins` (the built-in verifiers).
+thread), :mod:`._builtins` (the built-in verifiers), and the outcome policy: :mod:`._policy`
+(loading and installing), :mod:`._policy_parse` (the file's format), :mod:`._policy_kinds` (the
+verifier of each kind) and :mod:`._templates` (paths and URLs from the call's arguments).
 """
 
 from otel_mcp_health.verifiers._builtins import (
@@ -42,6 +49,12 @@ from otel_mcp_health.verifiers._builtins import (
     http_status,
     sqlite_row,
 )
+from otel_mcp_health.verifiers._policy import OutcomePolicy, install_from_env
+from otel_mcp_health.verifiers._policy_kinds import (
+    REASON_DATABASE_UNAVAILABLE,
+    REASON_UNAVAILABLE,
+)
+from otel_mcp_health.verifiers._policy_parse import ENTRY_POINT_GROUP, OutcomePolicyError
 from otel_mcp_health.verifiers._receipts import (
     REASON_GARBAGE,
     REASON_MALFORMED,
@@ -61,14 +74,25 @@ from otel_mcp_health.verifiers._registry import (
     verifier_for,
 )
 from otel_mcp_health.verifiers._runner import ReceiptCallback, VerifierRunner, run_verifier
+from otel_mcp_health.verifiers._templates import (
+    REASON_ARGUMENT_MISSING,
+    REASON_ARGUMENT_NOT_SCALAR,
+)
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
+    "ENTRY_POINT_GROUP",
+    "REASON_ARGUMENT_MISSING",
+    "REASON_ARGUMENT_NOT_SCALAR",
+    "REASON_DATABASE_UNAVAILABLE",
     "REASON_GARBAGE",
     "REASON_MALFORMED",
     "REASON_RAISED",
     "REASON_TIMEOUT",
+    "REASON_UNAVAILABLE",
     "CallContext",
+    "OutcomePolicy",
+    "OutcomePolicyError",
     "Receipt",
     "ReceiptCallback",
     "Source",
@@ -79,6 +103,7 @@ __all__ = [
     "file_digest",
     "from_callable",
     "http_status",
+    "install_from_env",
     "outcome_not_required",
     "register_verifier",
     "run_verifier",
