@@ -12,6 +12,10 @@ Subcommands:
 ``rules``
     Print the rule tables (catalog, call layers, session contract) as Markdown, generated from
     the code.
+``outcomes FILE [--tool NAME [--server NAME] [--read-only]]``
+    Validate an outcome policy (docs/outcomes.md) offline and print what each entry matches
+    (with ``--tool``, also which entry decides for that tool). Exit codes: ``0`` valid, ``2``
+    invalid (every problem is printed with its entry and key, never a value).
 ``demo``
     Run the instrumented ``mcp`` client against real MCP servers on 127.0.0.1 and print the
     verdicts on the exported spans (:mod:`otel_mcp_health.demo`; needs the ``instruments``
@@ -219,10 +223,48 @@ def _demo(_args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return demo_main(out, err)
 
 
+def _outcomes(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from otel_mcp_health.verifiers import OutcomePolicy, OutcomePolicyError
+    from otel_mcp_health.verifiers._policy import describe
+
+    try:
+        policy = OutcomePolicy.load(args.file, strict=True)
+    except OutcomePolicyError as exc:
+        for problem in exc.problems:
+            err.write(f"otel-mcp-health outcomes: {exc.source}: {problem}\n")
+        return EXIT_INPUT_ERROR
+    count = len(policy.entries)
+    out.write(
+        f"{policy.source}: valid, {count} entr{'y' if count == 1 else 'ies'} (the first match "
+        "wins; a tool registered in code keeps its own verifier)\n"
+    )
+    for entry in policy.entries:
+        out.write(describe(entry) + "\n")
+    if args.tool is not None:
+        read_only = True if args.read_only else None
+        chosen = policy.match(args.tool, args.server, read_only)
+        decision = f"entry {chosen.index} decides ({chosen.kind})" if chosen else "no entry matches"
+        out.write(f"tool {args.tool!r}: {decision}\n")
+    return EXIT_GREEN
+
+
 def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from otel_mcp_health.check import run
 
     return run(args, out, err)
+
+
+def _add_outcomes(sub: Any) -> None:
+    outcomes = sub.add_parser(
+        "outcomes", help="validate an outcome policy file and show what each entry matches"
+    )
+    outcomes.add_argument("file", metavar="FILE", help="the policy (TOML, docs/outcomes.md)")
+    outcomes.add_argument("--tool", metavar="NAME", help="show which entry decides for NAME")
+    outcomes.add_argument("--server", metavar="NAME", help="with --tool: the server's name")
+    outcomes.add_argument(
+        "--read-only", action="store_true", help="with --tool: the tool is marked readOnlyHint"
+    )
+    outcomes.set_defaults(handler=_outcomes)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -243,6 +285,7 @@ def build_parser() -> argparse.ArgumentParser:
     digest.set_defaults(handler=_digest)
     rules = sub.add_parser("rules", help="print the rule tables as Markdown")
     rules.set_defaults(handler=_rules)
+    _add_outcomes(sub)
     demo = sub.add_parser("demo", help="run the instrumented MCP client against real servers")
     demo.set_defaults(handler=_demo)
     check = sub.add_parser(
