@@ -17,17 +17,19 @@ import argparse
 import json
 from typing import TextIO
 
+from otel_mcp_health import OutcomePolicy
 from otel_mcp_health.check._options import (
     DEFAULT_MAX_PAGES,
     DEFAULT_TIMEOUT_S,
     ERA_MODES,
     CheckOptions,
     UsageError,
-    Verifier,
+    not_required,
     parse_arguments,
     parse_file_verifier,
     parse_headers,
     parse_http_verifier,
+    parse_outcomes,
     positive,
 )
 
@@ -80,6 +82,11 @@ def _add_call_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="the tool has no effect to verify (e.g. a read-only lookup)",
     )
+    verify.add_argument(
+        "--outcomes",
+        metavar="FILE",
+        help="choose the call's verifier from this outcome policy (docs/outcomes.md)",
+    )
 
 
 def _add_run_options(parser: argparse.ArgumentParser) -> None:
@@ -107,12 +114,22 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _verifier(args: argparse.Namespace) -> Verifier | None:
+def _outcomes(args: argparse.Namespace) -> OutcomePolicy | None:
+    """The call's outcome policy: ``--outcomes FILE``, or the one entry a shorthand builds."""
+    if args.outcomes is not None:
+        return parse_outcomes(args.outcomes)
+    if args.call is None:
+        return None
     if args.verify_file is not None:
-        return parse_file_verifier(args.verify_file)
+        return parse_file_verifier(args.call, args.verify_file)
     if args.verify_http is not None:
-        return parse_http_verifier(args.verify_http)
-    return "not_required" if args.outcome_not_required else None
+        return parse_http_verifier(args.call, args.verify_http)
+    return not_required(args.call) if args.outcome_not_required else None
+
+
+def _verifier_given(args: argparse.Namespace) -> bool:
+    chosen = (args.verify_file, args.verify_http, args.outcomes)
+    return args.outcome_not_required or any(value is not None for value in chosen)
 
 
 def options_from(args: argparse.Namespace) -> CheckOptions:
@@ -121,8 +138,7 @@ def options_from(args: argparse.Namespace) -> CheckOptions:
         raise UsageError("give either --url URL or -- COMMAND ARGS (a stdio server), not both")
     if args.header and args.url is None:
         raise UsageError("--header applies to --url only")
-    verifier = _verifier(args)
-    if args.call is None and (args.args is not None or verifier is not None):
+    if args.call is None and (args.args is not None or _verifier_given(args)):
         raise UsageError("--args and the verifier options need --call TOOL")
     if args.max_pages < 1:
         raise UsageError("--max-pages expects a positive number of pages")
@@ -136,7 +152,7 @@ def options_from(args: argparse.Namespace) -> CheckOptions:
         watch_s=args.watch,
         call=args.call,
         arguments=parse_arguments(args.args),
-        verifier=verifier,
+        outcomes=_outcomes(args),
         timeout_s=positive("--timeout", args.timeout),
         max_pages=args.max_pages,
         otlp=args.otlp,

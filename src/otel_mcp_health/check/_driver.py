@@ -23,16 +23,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from otel_mcp_health import (
-    file_digest,
-    flush_receipts,
-    http_status,
-    outcome_not_required,
-    record_installed_tools,
-    register_verifier,
-    unregister_verifier,
-)
-from otel_mcp_health.check._options import ERA_MODES, CheckOptions, FileVerifier, HttpVerifier
+from otel_mcp_health import flush_receipts, record_installed_tools
+from otel_mcp_health.check._options import ERA_MODES, CheckOptions
 
 #: Upper bound of the wait for an outcome verifier's receipt after the call returned.
 RECEIPT_WAIT_S = 10.0
@@ -152,18 +144,6 @@ async def _listen(client: Client) -> None:
         return
 
 
-def _register(options: CheckOptions) -> None:
-    tool, verifier = options.call, options.verifier
-    if tool is None or verifier is None:
-        return
-    if verifier == "not_required":
-        outcome_not_required(tool)
-    elif isinstance(verifier, FileVerifier):
-        register_verifier(tool, file_digest(path=verifier.path, expected_sha256=verifier.sha256))
-    elif isinstance(verifier, HttpVerifier):
-        register_verifier(tool, http_status(url=verifier.url, expected=verifier.status))
-
-
 async def _call(client: Client, options: CheckOptions, deadline: float, facts: Facts) -> None:
     assert options.call is not None
     facts.called = True
@@ -219,7 +199,8 @@ def drive(options: CheckOptions, progress: Progress) -> Facts:
     """Run the check against the server; never raises for what the server does."""
     facts = Facts()
     started = time.monotonic()
-    _register(options)
+    if options.outcomes is not None:  # it replaces OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES's
+        options.outcomes.install()
     try:
 
         async def bounded() -> None:
@@ -232,7 +213,7 @@ def drive(options: CheckOptions, progress: Progress) -> Facts:
     except Exception as exc:  # the spans say what failed; the message may carry secrets
         facts.error = type(_leaf(exc)).__name__
     finally:
-        if options.call is not None:
-            unregister_verifier(options.call)
+        if options.outcomes is not None:
+            options.outcomes.uninstall()
         facts.elapsed_s = time.monotonic() - started
     return facts

@@ -6,10 +6,13 @@ what it expects; a credential given with ``--header`` never appears in such a me
 
 from __future__ import annotations
 
+import glob
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
+
+from otel_mcp_health import OutcomePolicy, OutcomePolicyError
 
 #: Default bound of the whole check (handshake, discovery, watch and call), in seconds.
 DEFAULT_TIMEOUT_S: Final = 30.0
@@ -27,25 +30,6 @@ class UsageError(Exception):
     """A command line that cannot be run (exit code 2)."""
 
 
-@dataclass(frozen=True, slots=True)
-class FileVerifier:
-    """``--verify-file PATH[:SHA256]``: the file must exist (and hold these bytes)."""
-
-    path: str
-    sha256: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class HttpVerifier:
-    """``--verify-http URL[:STATUS]``: a GET of the URL must answer this status (200)."""
-
-    url: str
-    status: int
-
-
-Verifier = FileVerifier | HttpVerifier | Literal["not_required"]
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckOptions:
     """One check: the server, what to do with it, and the bounds."""
@@ -57,7 +41,8 @@ class CheckOptions:
     watch_s: float = 0.0
     call: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict, repr=False)
-    verifier: Verifier | None = None
+    #: The outcome policy of the call: ``--outcomes FILE``, or the one entry a shorthand built.
+    outcomes: OutcomePolicy | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_pages: int = DEFAULT_MAX_PAGES
     otlp: bool = False
@@ -105,23 +90,52 @@ def parse_arguments(raw: str | None) -> dict[str, Any]:
     return value
 
 
-def parse_file_verifier(raw: str) -> FileVerifier:
-    """``PATH`` or ``PATH:SHA256`` (64 hex digits, optionally written ``sha256:<hex>``)."""
+def _literal(text: str) -> str:
+    """``text`` as a policy template whose expansion is ``text`` itself (braces doubled)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _one_entry(tool: str, option: str, **entry: Any) -> OutcomePolicy:
+    """The policy of one entry that a shorthand option builds for the called tool."""
+    try:
+        return OutcomePolicy.from_entries([{"tool": glob.escape(tool), **entry}], option)
+    except OutcomePolicyError as exc:
+        raise UsageError(f"{option}: {exc.problems[0].what}") from None
+
+
+def parse_file_verifier(tool: str, raw: str) -> OutcomePolicy:
+    """``PATH`` or ``PATH:SHA256`` (64 hex digits, optionally written ``sha256:<hex>``): the
+    policy entry ``verify = "file"`` for ``tool``."""
     if not raw:
         raise UsageError("--verify-file expects PATH or PATH:SHA256")
     match = re.fullmatch(r"(.+?):(?:sha256:)?([0-9a-fA-F]{64})", raw)
     if match is None:
-        return FileVerifier(raw, None)
-    return FileVerifier(match.group(1), match.group(2).lower())
+        return _one_entry(tool, "--verify-file", verify="file", path=_literal(raw))
+    path, sha256 = _literal(match.group(1)), match.group(2).lower()
+    return _one_entry(tool, "--verify-file", verify="file", path=path, sha256=sha256)
 
 
-def parse_http_verifier(raw: str) -> HttpVerifier:
-    """``URL`` or ``URL:STATUS`` (a three-digit HTTP status)."""
+def parse_http_verifier(tool: str, raw: str) -> OutcomePolicy:
+    """``URL`` or ``URL:STATUS`` (a three-digit HTTP status): the policy entry
+    ``verify = "http"`` for ``tool``."""
     head, sep, tail = raw.rpartition(":")
     url, status = (head, int(tail)) if sep and re.fullmatch(r"[1-5]\d\d", tail) else (raw, 200)
     if not url.startswith(("http://", "https://")):
         raise UsageError("--verify-http expects an http:// or https:// URL, optionally :STATUS")
-    return HttpVerifier(url, status)
+    return _one_entry(tool, "--verify-http", verify="http", url=_literal(url), status=status)
+
+
+def not_required(tool: str) -> OutcomePolicy:
+    """``--outcome-not-required``: the policy entry ``verify = "not_required"`` for ``tool``."""
+    return _one_entry(tool, "--outcome-not-required", verify="not_required")
+
+
+def parse_outcomes(path: str) -> OutcomePolicy:
+    """``--outcomes FILE``: the policy file, validated now (a bad one is a usage error)."""
+    try:
+        return OutcomePolicy.load(path)
+    except OutcomePolicyError as exc:
+        raise UsageError(f"--outcomes {exc}") from None
 
 
 def positive(name: str, value: float) -> float:
