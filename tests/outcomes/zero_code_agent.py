@@ -1,0 +1,42 @@
+"""A plain MCP agent: no OpenTelemetry code, no import of otel_mcp_health, no verifier.
+
+Run by ``test_zero_code_policy`` as ``opentelemetry-instrument python zero_code_agent.py WORKDIR``
+with ``OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES`` naming a policy: every outcome verdict the test
+reads comes from that file. Two real servers, in-process: the destination server of this suite
+(``write_report`` writes the file it promises, ``write_report_broken`` claims to and does not) and
+the integration suite's server (``lookup`` is annotated read-only, ``create_ticket`` is listed by
+no policy entry). The arguments carry a canary that must never leave the process.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+from mcp import Client
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent / "integration")]
+
+from destinations import build_destination_server  # noqa: E402
+from mcp_health_servers import CANARY_ARG, build_server  # noqa: E402
+
+
+async def main(workdir: Path) -> None:
+    async with Client(build_destination_server(), mode="legacy") as client:
+        await client.list_tools()
+        report = {"path": str(workdir / f"honest-{CANARY_ARG}.txt"), "content": CANARY_ARG}
+        await client.call_tool("write_report", report)
+        broken = {"path": str(workdir / f"broken-{CANARY_ARG}.txt"), "content": CANARY_ARG}
+        await client.call_tool("write_report_broken", broken)
+    async with Client(build_server(), mode="legacy") as client:
+        first = await client.list_tools()
+        await client.list_tools(cursor=first.next_cursor)
+        await client.call_tool("lookup", {"q": CANARY_ARG})
+        await client.call_tool("create_ticket", {"title": CANARY_ARG, "priority": "p"})
+    print("agent: done", flush=True)
+
+
+if __name__ == "__main__":
+    anyio.run(main, Path(sys.argv[1]))
