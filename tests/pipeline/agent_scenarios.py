@@ -2,8 +2,12 @@
 
 Run it under ``opentelemetry-instrument`` with ``OTEL_PYTHON_CONFIGURATOR=mcp_health`` (the
 zero-code set-up a user runs), so its spans reach the collector with their verdicts and its
-``mcp_health.*`` metrics are exported too::
+``mcp_health.*`` metrics are exported too. It has no telemetry code and registers no outcome
+verifier: ``OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES`` names the policy file ``outcomes.toml``
+beside it (docs/outcomes.md), which verifies the demo's report tools and declares read-only
+lookups ``not_required``::
 
+    OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES=tests/pipeline/outcomes.toml \
     opentelemetry-instrument python tests/pipeline/agent_scenarios.py incidents
 
 Groups (one per run, a process each: the supported MCP versions are process-wide):
@@ -12,8 +16,9 @@ Groups (one per run, a process each: the supported MCP versions are process-wide
                   required scope (403 ``insufficient_scope``), protocol_error (-32602), a tool
                   failure (isError), stale_catalog (list_changed, then a call before re-listing;
                   twice, with a slow re-list so the convergence lag exceeds a small objective),
-                  false_success and effect_unknown (demo tools with a file verifier), transport
-                  errors (closed port) and a call that stalls past the idle window.
+                  false_success and effect_unknown (demo tools with the policy's file
+                  verifier), transport errors (closed port) and a call that stalls past the idle
+                  window.
 ``incompatible``  a session on a version the client declares unsupported.
 ``healthy``       healthy calls only, for ``--seconds`` (the alerts must resolve afterwards).
 
@@ -24,7 +29,6 @@ token and server error messages; the test asserts none leaves the collector.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import socket
 import sys
 import tempfile
@@ -38,8 +42,7 @@ import httpx2
 from mcp import Client, ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-import otel_mcp_health
-from otel_mcp_health.demo import _server as demo_server
+from otel_mcp_health.demo import _server as demo_server  # the demo's MCP *server*
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
 
@@ -51,8 +54,6 @@ from mcp_health_servers import (
 )
 from scenarios import Notifications, until_list_changed
 
-#: The demo's verifiable tools: the promised file must hold the promised bytes.
-VERIFIED_TOOLS = ("export_report", "export_report_broken", "publish_slow")
 #: How long the stalled call hangs (the idle window is set far shorter by the test).
 STALL_S = 10.0
 #: How long a catalog stays stale before the client re-lists (above the test's lag objective).
@@ -72,18 +73,6 @@ async def _quietly(step: Callable[[], Awaitable[Any]]) -> None:
 async def _list_all(client: Client) -> None:
     first = await client.list_tools()
     await client.list_tools(cursor=first.next_cursor)
-
-
-def _register_verifiers() -> None:
-    def sha256_of_content(call: otel_mcp_health.CallContext) -> str:
-        return hashlib.sha256(str(call.arguments["content"]).encode()).hexdigest()
-
-    verifier = otel_mcp_health.file_digest(
-        path=lambda call: str(call.arguments["path"]), expected_sha256=sha256_of_content
-    )
-    for tool in VERIFIED_TOOLS:
-        otel_mcp_health.register_verifier(tool, verifier, timeout=2.0)
-    otel_mcp_health.outcome_not_required("lookup")
 
 
 def _file_args(workdir: Path, name: str) -> dict[str, str]:
@@ -157,7 +146,6 @@ async def _transport_errors() -> None:
 
 
 async def incidents() -> None:
-    _register_verifiers()
     with tempfile.TemporaryDirectory(prefix="mcp-health-pipeline-") as workdir:
         async with serve_http(build_server()) as base, anyio.create_task_group() as tg:
             tg.start_soon(_stalled, base)
@@ -174,7 +162,6 @@ async def incompatible() -> None:
 
 
 async def healthy(seconds: float) -> None:
-    _register_verifiers()
     deadline = time.monotonic() + seconds
     async with serve_http(build_server()) as base, Client(base + "/mcp") as client:
         await _list_all(client)

@@ -95,11 +95,13 @@ class Run:
 
 
 def _agent(stack_: Stack, group: str, *args: str, **env: str) -> subprocess.Popen[bytes]:
+    """The agent, zero-code: its outcome verifiers come from the policy file, not from code."""
     instrument = Path(sys.executable).with_name("opentelemetry-instrument")
     log = (stack_.workdir / f"agent-{group}.log").open("wb")
+    policy = {"OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES": str(HERE / "outcomes.toml")}
     return subprocess.Popen(
         [str(instrument), sys.executable, str(HERE / "agent_scenarios.py"), group, *args],
-        env={**os.environ, **stack_.agent_env(AGENT), **env},
+        env={**os.environ, **stack_.agent_env(AGENT), **policy, **env},
         stdout=log,
         stderr=subprocess.STDOUT,
     )

@@ -70,6 +70,8 @@ def test_traces_meet_at_one_gateway_and_every_incident_is_kept(tmp_path: Path) -
             "OTEL_LOGS_EXPORTER": "none",
             "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
             "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://{layout.agent_otlp_grpc}",
+            # The agent registers no verifier: its policy makes its read-only lookups healthy.
+            "OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES": str(HERE / "outcomes.toml"),
         }
         agent = [str(instrument), sys.executable, str(HERE / "agent_scenarios.py"), "healthy"]
         result = subprocess.run(
