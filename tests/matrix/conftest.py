@@ -34,6 +34,8 @@ FRAMEWORK_TESTS = {
     "test_langchain_default.py": "langchain_mcp_adapters",
     "test_framework_pydantic_ai.py": "pydantic_ai",
     "test_framework_llama_index.py": "llama_index",
+    "test_framework_smolagents.py": "smolagents",
+    "test_framework_crewai.py": "crewai_tools",
 }
 collect_ignore = [
     path for path, module in FRAMEWORK_TESTS.items() if importlib.util.find_spec(module) is None

@@ -21,9 +21,10 @@ from __future__ import annotations
 from otel_mcp_health.frameworks._hooks import Framework, Patch, install, installed, uninstall
 from otel_mcp_health.frameworks._langchain import LANGCHAIN
 from otel_mcp_health.frameworks._llama_index import LLAMA_INDEX
+from otel_mcp_health.frameworks._mcpadapt import MCPADAPT
 from otel_mcp_health.frameworks._pydantic_ai import PYDANTIC_AI
 
 #: Every framework hook, in the order they are registered.
-FRAMEWORKS: tuple[Framework, ...] = (LANGCHAIN, PYDANTIC_AI, LLAMA_INDEX)
+FRAMEWORKS: tuple[Framework, ...] = (LANGCHAIN, PYDANTIC_AI, LLAMA_INDEX, MCPADAPT)
 
 __all__ = ["FRAMEWORKS", "Framework", "Patch", "install", "installed", "uninstall"]

@@ -1,0 +1,187 @@
+"""crewai-tools[mcp] over mcpadapt: a real ``Crew`` kickoff whose LLM is scripted.
+
+``MCPServerAdapter`` starts ``MCPAdapt`` in its ``__init__`` (one ``ClientSession`` per server
+on mcpadapt's thread, listed at connect and again in ``MCPAdapt.tools()``, where the mcpadapt
+hook reports what ``CrewAIToolAdapter`` was handed). The LLM is a ``crewai.llms.base_llm.BaseLLM``
+subclass without native function calling, so the agent runs CrewAI's own ReAct loop
+(``CrewAgentExecutor``): ``call`` returns one ``Action:`` / ``Action Input:`` per step, then
+``Final Answer:``, and records which tools the prompt offered (``Tool Name: ...``). CrewAI's
+native function-calling path (``supports_function_calling() = True``) hands the tools to the
+LLM's own provider code and is not driven here.
+
+Cells, on ``changing_server.py`` over stdio and streamable HTTP: healthy ``create_ticket``;
+``fail`` (``isError``, which CrewAI hands the agent as text); ``list_changed`` with the default
+(the tools stay those of the connect: ``stale_catalog``). There is no refresh option:
+``MCPServerAdapter`` exposes no re-list (its ``start()`` cannot run twice), so that cell is left
+out. A 401 at connect (HTTP only: stdio has no authorization layer) makes ``MCPServerAdapter``
+raise ``RuntimeError`` after its ``connect_timeout``. Telemetry, tracing, the first-run trace
+prompt and the PyPI version check are off (``CREWAI_DISABLE_TELEMETRY``; never
+``OTEL_SDK_DISABLED``, which would turn off the SDK the product exports with). Collected where
+crewai-tools is installed (it pins ``mcp >= 1.30, < 2``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import pytest
+from matrix_drivers import CHANGING_SERVER, SERVER_PYTHON
+from opentelemetry.sdk.trace import ReadableSpan
+from processor_helpers import Pipeline
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health.instrumentation import flush_receipts
+
+for _name in (
+    "CREWAI_DISABLE_TELEMETRY",
+    "CREWAI_DISABLE_VERSION_CHECK",
+    "CREWAI_TESTING",  # no first-run trace collection or prompt
+):
+    os.environ.setdefault(_name, "true")
+os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
+
+pytestmark = [
+    pytest.mark.anyio,
+    # mcpadapt's loop thread dies with the connect error before start() times out
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning"),
+]
+
+TRANSPORTS = ["stdio", "http"]
+TICKET = {"title": "t"}
+CATALOG = ["create_ticket", "fail", "trigger_change"]
+NAMES = [*CATALOG, "added_tool"]
+
+
+def _llm(turns: list[tuple[str, dict[str, Any]]]) -> Any:
+    from crewai.llms.base_llm import BaseLLM
+
+    class ScriptedLLM(BaseLLM):
+        """One ReAct action per call, then the final answer; no LLM."""
+
+        script: list[tuple[str, dict[str, Any]]]
+        offered: list[list[str]]
+
+        def call(self, messages: Any, *args: Any, **kwargs: Any) -> str:
+            prompt = json.dumps(messages)
+            self.offered.append([name for name in NAMES if f"Tool Name: {name}" in prompt])
+            if not self.script:
+                return "Thought: done\nFinal Answer: ok"
+            name, arguments = self.script.pop(0)
+            return f"Thought: use {name}\nAction: {name}\nAction Input: {json.dumps(arguments)}"
+
+        def supports_function_calling(self) -> bool:
+            return False
+
+    return ScriptedLLM(model="scripted", script=list(turns), offered=[])
+
+
+def _kickoff(tools: list[Any], turns: list[tuple[str, dict[str, Any]]]) -> Any:
+    """CrewAI's agent loop over ``tools``; returns the LLM (the tools it was offered)."""
+    from crewai import Agent, Crew, Task
+
+    llm = _llm(turns)
+    agent = Agent(role="clerk", goal="file tickets", backstory="-", tools=tools, llm=llm)
+    task = Task(description="Handle the ticket.", expected_output="ok", agent=agent)
+    assert str(Crew(agents=[agent], tasks=[task]).kickoff()) == "ok"
+    return llm
+
+
+def _server(transport: str, request: pytest.FixtureRequest) -> Any:
+    if transport == "stdio":
+        from mcp import StdioServerParameters
+
+        return StdioServerParameters(command=SERVER_PYTHON, args=[str(CHANGING_SERVER), "stdio"])
+    url: str = request.getfixturevalue("changing_url")
+    return {"url": url + "/mcp", "transport": "streamable-http"}
+
+
+async def _in_thread(run: Callable[[], Any]) -> Any:
+    """CrewAI's adapter is synchronous: its run in a worker thread, bounded."""
+    with anyio.fail_after(120):
+        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+
+
+def row(span: ReadableSpan) -> tuple[Any, ...]:
+    a = span.attributes or {}
+    return (span.name, a.get(A.VERDICT), a.get(A.REASON), a.get(A.CATALOG_CLIENT_SOURCE))
+
+
+def calls(pipeline: Pipeline) -> list[tuple[Any, ...]]:
+    return [row(s) for s in pipeline.spans() if s.name.startswith("tools/call ")]
+
+
+def installs(pipeline: Pipeline) -> list[tuple[Any, ...]]:
+    return [
+        (a.get(A.CATALOG_VERDICT), a.get(A.CATALOG_REASON), a.get(A.CATALOG_CLIENT_TOOL_COUNT))
+        for a in (s.attributes or {} for s in pipeline.named(A.INSTALL_SPAN_NAME))
+    ]
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_crewai_healthy_and_is_error(
+    transport: str, verdicts: Pipeline, request: pytest.FixtureRequest
+) -> None:
+    from crewai_tools import MCPServerAdapter
+
+    server = _server(transport, request)
+
+    def run() -> Any:
+        with MCPServerAdapter(server) as tools:
+            llm = _kickoff(list(tools), [("create_ticket", TICKET), ("fail", {})])
+        assert flush_receipts(10.0)
+        return llm
+
+    llm = await _in_thread(run)
+    assert llm.offered == [CATALOG] * 3
+    assert calls(verdicts) == [
+        ("tools/call create_ticket", "healthy", "ok", "digest"),
+        ("tools/call fail", "tool_failed", "is_error", "digest"),
+    ]
+    # the hook recorded what MCPAdapt.tools() adapted, against the session's discovery
+    assert installs(verdicts) == [("converged", "ok", 3)]
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_crewai_keeps_its_tools_after_list_changed(
+    transport: str, verdicts: Pipeline, request: pytest.FixtureRequest
+) -> None:
+    """The default (and only) behaviour: nothing re-lists after the signal."""
+    from crewai_tools import MCPServerAdapter
+
+    server = _server(transport, request)
+
+    def run() -> Any:
+        with MCPServerAdapter(server) as tools:
+            return _kickoff(list(tools), [("trigger_change", {}), ("create_ticket", TICKET)])
+
+    llm = await _in_thread(run)
+    assert llm.offered == [CATALOG] * 3  # added_tool never reaches the agent
+    assert calls(verdicts) == [
+        ("tools/call trigger_change", "stale_catalog", "catalog_signal_after_discovery", "digest"),
+        ("tools/call create_ticket", "stale_catalog", "catalog_signal_after_discovery", "digest"),
+    ]
+    assert installs(verdicts) == [("converged", "ok", 3)]
+
+
+async def test_crewai_401_at_connect(verdicts: Pipeline, changing_url: str) -> None:
+    """HTTP only (stdio has no authorization layer): mcpadapt's thread dies on the 401 and
+    ``MCPServerAdapter`` raises ``RuntimeError`` after ``connect_timeout``."""
+    from crewai_tools import MCPServerAdapter
+
+    server = {"url": changing_url + "/authn", "transport": "streamable-http"}
+
+    def run() -> None:
+        with pytest.raises(RuntimeError, match="Failed to initialize MCP Adapter"):
+            MCPServerAdapter(server, connect_timeout=5)
+
+    await _in_thread(run)
+    handshake = verdicts.last("initialize").attributes or {}
+    assert (handshake[A.VERDICT], handshake[A.REASON]) == ("needs_auth", "invalid_token")
+    assert verdicts.counts(A.METRIC_INCIDENTS, A.VERDICT) == {"needs_auth": 1}
+    assert installs(verdicts) == []
