@@ -34,6 +34,7 @@ FRAMEWORK_TESTS = {
     "test_langchain_default.py": "langchain_mcp_adapters",
     "test_framework_pydantic_ai.py": "pydantic_ai",
     "test_framework_llama_index.py": "llama_index",
+    "test_framework_google_adk.py": "google.adk",
     "test_framework_smolagents.py": "smolagents",
     "test_framework_crewai.py": "crewai_tools",
 }

@@ -18,6 +18,7 @@ without a hook). ``McpHealthInstrumentor`` installs and removes them with the SD
 
 from __future__ import annotations
 
+from otel_mcp_health.frameworks._google_adk import GOOGLE_ADK
 from otel_mcp_health.frameworks._hooks import Framework, Patch, install, installed, uninstall
 from otel_mcp_health.frameworks._langchain import LANGCHAIN
 from otel_mcp_health.frameworks._llama_index import LLAMA_INDEX
@@ -25,6 +26,6 @@ from otel_mcp_health.frameworks._mcpadapt import MCPADAPT
 from otel_mcp_health.frameworks._pydantic_ai import PYDANTIC_AI
 
 #: Every framework hook, in the order they are registered.
-FRAMEWORKS: tuple[Framework, ...] = (LANGCHAIN, PYDANTIC_AI, LLAMA_INDEX, MCPADAPT)
+FRAMEWORKS: tuple[Framework, ...] = (LANGCHAIN, PYDANTIC_AI, LLAMA_INDEX, MCPADAPT, GOOGLE_ADK)
 
 __all__ = ["FRAMEWORKS", "Framework", "Patch", "install", "installed", "uninstall"]
