@@ -31,10 +31,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 #: Seconds one resolution may take (the ``subprocess.run`` timeout too).
 LIMIT_S: Final = 60
-#: Parallel resolutions: pip's resolver is CPU-bound, and more runs than cores would measure the
-#: contention, not pip (each run is timed on its own).
-_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-WORKERS: Final = max(1, min(4, _CORES or 1))
+#: One resolution at a time: pip's resolver is CPU-bound and a cold run downloads whole wheels
+#: (crewai-tools: about 350 MB where the index serves no metadata files), so parallel runs on a
+#: 2-core machine measured the contention, not pip (crewai timed out at 60 s with 2 workers).
+WORKERS: Final = 1
 
 
 @dataclass(frozen=True)
