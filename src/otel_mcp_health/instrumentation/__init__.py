@@ -120,9 +120,6 @@ _DURATION_UNIT = "s"
 class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInstrumentor is untyped
     """Instruments ``mcp`` client sessions; see the module documentation."""
 
-    #: The outcome policy ``_instrument`` installed from the environment (docs/outcomes.md).
-    _outcome_policy: verifiers.OutcomePolicy | None = None
-
     def instrumentation_dependencies(self) -> Collection[str]:
         """The supported ``mcp`` range (from :data:`otel_mcp_health.package._instruments`)."""
         return _instruments
@@ -150,7 +147,7 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
         )
         _compat.install(_state.TELEMETRY)
         # Zero-code outcome verifiers: the policy file OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES.
-        self._outcome_policy = verifiers.install_from_env()
+        verifiers.install_from_env()
         from otel_mcp_health import frameworks  # they report through this instrumentation
 
         frameworks.install(frameworks.FRAMEWORKS)
@@ -162,9 +159,7 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
         _compat.uninstall()
         _state.TELEMETRY = None
         _outcomes.reset()
-        if self._outcome_policy is not None:  # code registrations and other policies stay
-            self._outcome_policy.uninstall()
-            self._outcome_policy = None
+        verifiers.uninstall_from_env()  # code registrations and other policies stay
 
 
 def record_installed_tools(session: object, tools: Iterable[Any]) -> None:

@@ -49,7 +49,7 @@ from otel_mcp_health.verifiers._builtins import (
     http_status,
     sqlite_row,
 )
-from otel_mcp_health.verifiers._policy import OutcomePolicy, install_from_env
+from otel_mcp_health.verifiers._policy import OutcomePolicy, install_from_env, uninstall_from_env
 from otel_mcp_health.verifiers._policy_kinds import (
     REASON_DATABASE_UNAVAILABLE,
     REASON_UNAVAILABLE,
@@ -108,6 +108,7 @@ __all__ = [
     "register_verifier",
     "run_verifier",
     "sqlite_row",
+    "uninstall_from_env",
     "unregister_verifier",
     "verifier_for",
 ]

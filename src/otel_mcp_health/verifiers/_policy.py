@@ -80,11 +80,24 @@ class OutcomePolicy:
         return tuple(entry.rule for entry in self.entries)
 
 
+#: The policy :func:`install_from_env` installed, for :func:`uninstall_from_env`.
+_from_env: OutcomePolicy | None = None
+
+
+def uninstall_from_env() -> None:
+    """Forget the policy :func:`install_from_env` installed (code registrations stay)."""
+    global _from_env
+    policy, _from_env = _from_env, None
+    if policy is not None:
+        policy.uninstall()
+
+
 def install_from_env() -> OutcomePolicy | None:
     """Install the policy ``OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES`` names, if any.
 
     Never raises: a bad file is one warning (file, entry, key) and installs nothing.
     """
+    global _from_env  # noqa: PLW0603 - the one policy the environment names
     raw = os.environ.get(env.OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES, "").strip()
     if not raw:
         return None
@@ -100,7 +113,16 @@ def install_from_env() -> OutcomePolicy | None:
             f"; and {more} more problem{'s' * (more > 1)}" if more else "",
         )
         return None
+    except Exception as exc:  # never break the host at start-up; the message may quote the file
+        _logger.warning(
+            "mcp_health: outcome policy %s refused (%s while reading it); no outcome verifier "
+            "from it, so its tools read unverified",
+            raw,
+            type(exc).__name__,
+        )
+        return None
     policy.install()
+    _from_env = policy
     return policy
 
 
