@@ -233,7 +233,7 @@ class Engine:
             self._silent.remember(span.context.span_id, silent)
         self._count_call(attrs, session, decoded, judged)
         verdicts = dict(judged.verdicts)
-        verdicts.update(_verdicts.inherited_attributes(session.inherited, span.end_time))
+        verdicts.update(_verdicts.inherited_attributes(session, span.end_time))
         if summary is not None and summary.count:
             verdicts.update(_verdicts.progress_attributes(summary))
         self._open_incident(span, attrs, session, result=result, verdicts=verdicts)

@@ -40,6 +40,9 @@ class ServerCatalog:
     """What every session of one server shares about its catalog."""
 
     complete: Discovery | None = None
+    #: The latest traversal any session of the server made, finished or not (a client that reads
+    #: only the first page leaves it ``incomplete``).
+    latest: Discovery | None = None
     #: Whether the session that made that discovery was told of changes (``tools.listChanged``).
     list_changed: bool | None = None
     last_signal: int | None = None
@@ -61,9 +64,21 @@ class ServerCatalog:
 
     def discovered(self, discovery: Discovery, *, list_changed: bool | None) -> None:
         """A session of this server completed a discovery."""
-        self.complete, self.list_changed = discovery, list_changed
+        self.complete, self.latest, self.list_changed = discovery, discovery, list_changed
         self.unheard = not self.listeners
         self.version += 1
+
+    def progressed(self, traversal: Discovery) -> None:
+        """A session of this server listed a page: its traversal as it stands."""
+        self.latest = traversal
+        self.version += 1
+
+    def discoveries(self) -> tuple[Discovery, ...]:
+        """What a session that made no discovery of its own is judged against."""
+        found = () if self.complete is None else (self.complete,)
+        if self.latest is not None and self.latest != self.complete:
+            found = (*found, self.latest)
+        return found
 
     def signal(self, at: int) -> None:
         """A session of this server received ``list_changed`` at ``at``."""

@@ -139,6 +139,8 @@ class Session:
         traversal.chain.add(page.cursor, page.next_cursor, failed=page.failed)
         self.version += 1
         final = page.failed or page.next_cursor is None
+        if self.shared is not None and not (page.next_cursor is None and not page.failed):
+            self.shared.progressed(traversal.discovery())
         if page.next_cursor is None and not page.failed:
             traversal.completed_at = ended_at
             traversal.digest = digest
@@ -166,7 +168,7 @@ class Session:
         """What this session exposes: its own install, else (judged on its server's discovery)
         what the agent installed from that server."""
         own = self.client_digest is not None or self.client_digest_error is not None
-        if own or self.inherited is None or self.shared is None:
+        if own or not self.inherits or self.shared is None:
             return self.client_digest, self.client_digest_error
         return self.shared.client_digest, self.shared.client_digest_error
 
@@ -194,11 +196,15 @@ class Session:
             self.shared.leave(self.key)
 
     @property
+    def inherits(self) -> bool:
+        """Whether this session, having listed nothing itself, is judged on its server's lists."""
+        shared = self.shared
+        return self.latest is None and shared is not None and shared.latest is not None
+
+    @property
     def inherited(self) -> Discovery | None:
-        """The server's discovery this session is judged against, having made none itself."""
-        if self.latest is not None or self.shared is None:
-            return None
-        return self.shared.complete
+        """The server's complete discovery this session is judged against, if any."""
+        return self.shared.complete if self.inherits and self.shared is not None else None
 
     def add_finding(self, finding: ToolCallCheck) -> None:
         """Keep a call-time contract finding (bounded)."""
@@ -254,14 +260,13 @@ class Session:
     def _catalog_list_changed(self) -> bool | None:
         """``tools.listChanged`` as the catalog rules may trust it (an inherited catalog only
         while some session of the server stayed open to hear a change)."""
-        if self.inherited is not None and self.shared is not None:
+        if self.inherits and self.shared is not None:
             return self.shared.inherited_list_changed()
         return self._list_changed()
 
     def _discoveries(self) -> tuple[Discovery, ...]:
-        inherited = self.inherited
-        if inherited is not None:
-            return (inherited,)
+        if self.inherits and self.shared is not None:
+            return self.shared.discoveries()
         discoveries: tuple[Discovery, ...] = () if self.complete is None else (self.complete,)
         latest = self.latest.discovery() if self.latest is not None else None
         if latest is not None and latest != self.complete:

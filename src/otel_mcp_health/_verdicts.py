@@ -17,9 +17,9 @@ from opentelemetry.trace import Status, StatusCode
 
 from otel_mcp_health import _sdkspan
 from otel_mcp_health import attributes as A
+from otel_mcp_health._sessions import Session
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import CatalogResult
-from otel_mcp_health.core.evidence import Discovery
 from otel_mcp_health.core.progress import ProgressSummary
 
 Attributes = Mapping[str, Any]
@@ -59,13 +59,14 @@ def catalog_attributes(result: CatalogResult) -> dict[str, Any]:
     return attrs
 
 
-def inherited_attributes(discovery: Discovery | None, now: int | None) -> dict[str, Any]:
-    """``mcp_health.catalog.inherited`` and its age, for a call judged against its server's
-    discovery by another session (docs/model.md#scope); empty for a session's own catalog."""
-    if discovery is None:
+def inherited_attributes(session: Session, now: int | None) -> dict[str, Any]:
+    """``mcp_health.catalog.inherited`` and the age of the complete discovery, for a call judged
+    against its server's lists by another session (docs/model.md#scope); else empty."""
+    if not session.inherits:
         return {}
     attrs: dict[str, Any] = {A.CATALOG_INHERITED: True}
-    if now is not None and discovery.completed_at is not None:
+    discovery = session.inherited
+    if discovery is not None and now is not None and discovery.completed_at is not None:
         attrs[A.CATALOG_INHERITED_AGE_S] = max(0.0, (now - discovery.completed_at) / 1e9)
     return attrs
 

@@ -110,3 +110,18 @@ def test_the_server_store_is_bounded() -> None:
     assert len(servers) == 2
     assert servers.touch("a") is first
     assert servers.touch("b").complete is None  # forgotten, then created anew
+
+
+def test_a_listing_that_stopped_at_its_first_page_is_inherited_incomplete(
+    pipeline: Pipeline,
+) -> None:
+    """A client that reads one page and ignores ``nextCursor`` (llama-index, ADK) listed, but
+    never completely: its fresh sessions read ``incomplete``, not ``no_discovery``."""
+    listing = _session(pipeline, "listing", start=-101)
+    listing.traversal([(None, "c1")], start=-100)
+    listing.end_session(-99)
+    _session(pipeline, "calling", start=-5).call(start=-1, end=0)
+    call = _last_call(pipeline)
+    assert (call[A.VERDICT], call[A.CATALOG_VERDICT]) == ("stale_catalog", "incomplete")
+    assert call[A.CATALOG_INHERITED] is True
+    assert A.CATALOG_INHERITED_AGE_S not in call  # no complete discovery to be old
