@@ -113,8 +113,8 @@ async def test_only_the_first_page_is_listed(
     transport: str, verdicts: Pipeline, reference_url: str
 ) -> None:
     """``fetch_tools`` makes one ``tools/list`` and ignores ``nextCursor``: on the reference
-    server's two-page catalog the agent gets half the tools and no discovery ever completes, so
-    no call session has a catalog to inherit and even a healthy call is not green."""
+    server's two-page catalog the agent gets half the tools and no discovery ever completes: the
+    call sessions inherit that unfinished traversal (``incomplete``), so no call is green."""
     with anyio.fail_after(120):
         tools = await _tools(transport, reference_url, [STDIO_SERVER])
         await _run(tools, [("create_ticket", TICKET), ("fail", {})])
@@ -122,12 +122,12 @@ async def test_only_the_first_page_is_listed(
     assert {tool.metadata.name for tool in tools} == PAGE_ONE
     [install] = verdicts.named(A.INSTALL_SPAN_NAME)
     attrs = install.attributes or {}
-    # the abandoned traversal (nextCursor left) reads as no discovery at all
-    assert (attrs[A.CATALOG_VERDICT], attrs[A.CATALOG_REASON]) == ("unverifiable", "no_discovery")
+    # the abandoned traversal (nextCursor left) is the server's latest: incomplete, never green
+    assert (attrs[A.CATALOG_VERDICT], attrs[A.CATALOG_REASON]) == ("incomplete", "cursor_remaining")
     assert attrs[A.CATALOG_CLIENT_TOOL_COUNT] == len(PAGE_ONE)
     assert calls(verdicts) == [
-        ("tools/call create_ticket", "stale_catalog", "catalog_no_discovery", None),
-        ("tools/call fail", "tool_failed", "is_error", None),  # its own failure shows
+        ("tools/call create_ticket", "stale_catalog", "catalog_cursor_remaining", True),
+        ("tools/call fail", "stale_catalog", "catalog_cursor_remaining", True),
     ]
 
 
