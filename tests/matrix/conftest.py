@@ -35,6 +35,8 @@ FRAMEWORK_TESTS = {
     "test_framework_pydantic_ai.py": "pydantic_ai",
     "test_framework_llama_index.py": "llama_index",
     "test_framework_google_adk.py": "google.adk",
+    "test_framework_strands.py": "strands",
+    "test_framework_openai_agents.py": "agents",
     "test_framework_smolagents.py": "smolagents",
     "test_framework_crewai.py": "crewai_tools",
 }

@@ -23,9 +23,19 @@ from otel_mcp_health.frameworks._hooks import Framework, Patch, install, install
 from otel_mcp_health.frameworks._langchain import LANGCHAIN
 from otel_mcp_health.frameworks._llama_index import LLAMA_INDEX
 from otel_mcp_health.frameworks._mcpadapt import MCPADAPT
+from otel_mcp_health.frameworks._openai_agents import OPENAI_AGENTS
 from otel_mcp_health.frameworks._pydantic_ai import PYDANTIC_AI
+from otel_mcp_health.frameworks._strands import STRANDS
 
 #: Every framework hook, in the order they are registered.
-FRAMEWORKS: tuple[Framework, ...] = (LANGCHAIN, PYDANTIC_AI, LLAMA_INDEX, MCPADAPT, GOOGLE_ADK)
+FRAMEWORKS: tuple[Framework, ...] = (
+    LANGCHAIN,
+    PYDANTIC_AI,
+    LLAMA_INDEX,
+    MCPADAPT,
+    GOOGLE_ADK,
+    STRANDS,
+    OPENAI_AGENTS,
+)
 
 __all__ = ["FRAMEWORKS", "Framework", "Patch", "install", "installed", "uninstall"]

@@ -1,0 +1,205 @@
+"""openai-agents' own run loop (``Runner.run``) over its MCP servers, with a scripted ``Model``.
+
+The model is an ``agents.Model`` subclass that answers each turn with one function call, then a
+text message; the agent runs for real: ``async with MCPServerStdio(...)`` /
+``MCPServerStreamableHttp(...)`` opens the one session, and every turn of ``Runner.run`` lists the
+server (unless ``cache_tools_list=True``), converts the tools
+(``MCPUtil._convert_mcp_tools_to_function_tools``, the framework hook's install), offers them to
+the model and calls the one it picked. Every cell runs over stdio and streamable HTTP and asserts
+the verdict of the call it is about. Collected where openai-agents is installed; it runs on both
+SDK lines (mcp 2.x: ``mcp.Client(mode="auto")``, the 2026-07-28 era; mcp 1.x: ``initialize``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+from matrix_drivers import CHANGING_SERVER, MCP_MAJOR, SERVER_PYTHON, STDIO_SERVER
+from processor_helpers import Pipeline
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health.instrumentation import flush_receipts
+
+pytestmark = pytest.mark.anyio
+
+TRANSPORTS = ["stdio", "http"]
+HANDSHAKES = ("server/discover", "initialize")
+TICKET = {"title": "t", "priority": "p"}
+REFERENCE = [STDIO_SERVER]
+CHANGING = [str(CHANGING_SERVER), "stdio"]
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No OpenAI tracing exporter and no real key: the model is scripted."""
+    monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")
+
+
+def _scripted(steps: list[tuple[str, dict[str, Any]]], offers: list[set[str]]) -> Any:
+    """An ``agents.Model`` that calls ``steps`` one per turn, then answers ``done``."""
+    from agents import Model, ModelResponse, Usage
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+
+    script: Iterator[tuple[str, dict[str, Any]]] = iter(steps)
+
+    class Scripted(Model):  # type: ignore[misc]
+        async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+            tools = kwargs["tools"] if "tools" in kwargs else args[3]
+            offers.append({tool.name for tool in tools})
+            step, n = next(script, None), len(offers)
+            if step is None:
+                text = ResponseOutputText(type="output_text", text="done", annotations=[])
+                message = ResponseOutputMessage(
+                    id=f"msg-{n}", type="message", role="assistant", status="completed",
+                    content=[text],
+                )  # fmt: skip
+                return ModelResponse(output=[message], usage=Usage(), response_id=None)
+            name, arguments = step
+            call = ResponseFunctionToolCall(
+                type="function_call", name=name, arguments=json.dumps(arguments),
+                call_id=f"call-{n}", id=f"fc-{n}",
+            )  # fmt: skip
+            return ModelResponse(output=[call], usage=Usage(), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError  # Runner.run only
+
+    return Scripted()
+
+
+def _server(transport: str, url: str, script: list[str], **options: Any) -> Any:
+    from agents.mcp import MCPServerStdio, MCPServerStreamableHttp
+
+    if transport == "stdio":
+        return MCPServerStdio({"command": SERVER_PYTHON, "args": script}, **options)
+    return MCPServerStreamableHttp({"url": url + "/mcp"}, **options)
+
+
+def _hooks() -> Any:
+    """Run hooks that wait for the outcome verifiers after each tool, before the next turn.
+
+    A verified call's span stays open until its receipt, and its catalog is judged then: a
+    ``tools/list`` the next turn began meanwhile reads as the call's unfinished traversal
+    (``stale_catalog`` / ``catalog_cursor_remaining`` on a loaded machine). Waiting keeps each
+    cell about its own call."""
+    from agents import RunHooks
+
+    class Verified(RunHooks):  # type: ignore[misc]
+        async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
+            assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+
+    return Verified()
+
+
+async def _run(server: Any, steps: list[tuple[str, dict[str, Any]]]) -> list[set[str]]:
+    """One ``Runner.run`` of an agent over ``server`` (connected here, as the app does)."""
+    from agents import Agent, Runner
+
+    offers: list[set[str]] = []
+    with anyio.fail_after(120):
+        async with server:
+            agent = Agent(name="a", model=_scripted(steps, offers), mcp_servers=[server])
+            result = await Runner.run(agent, "go", hooks=_hooks())
+        assert result.final_output == "done"
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    return offers
+
+
+def calls(pipeline: Pipeline) -> list[tuple[Any, ...]]:
+    rows = []
+    for span in pipeline.spans():
+        if span.name.startswith("tools/call "):
+            a = span.attributes or {}
+            rows.append((span.name, a.get(A.VERDICT), a.get(A.REASON)))
+    return rows
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_healthy_and_is_error_calls(
+    transport: str, verdicts: Pipeline, reference_url: str
+) -> None:
+    # isError comes back to the model as the tool's output (the run goes on)
+    server = _server(transport, reference_url, REFERENCE)
+    offers = await _run(server, [("create_ticket", TICKET), ("fail", {})])
+    assert {"create_ticket", "fail"} <= offers[0]
+    assert calls(verdicts) == [
+        ("tools/call create_ticket", "healthy", "ok"),
+        ("tools/call fail", "tool_failed", "is_error"),
+    ]
+    # one install per turn (the default lists at every turn), each judged against the server
+    installs = verdicts.named(A.INSTALL_SPAN_NAME)
+    assert len(installs) == len(offers) == 3
+    assert {(s.attributes or {}).get(A.CATALOG_VERDICT) for s in installs} == {"converged"}
+    assert all(A.SERVER_TARGET_KEY in (s.attributes or {}) for s in installs)
+    call = verdicts.last("tools/call create_ticket").attributes or {}
+    assert call[A.CATALOG_CLIENT_SOURCE] == "digest"  # judged against what was installed
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_by_default_every_turn_installs_the_new_catalog(
+    transport: str, verdicts: Pipeline, changing_url: str
+) -> None:
+    """``cache_tools_list=False`` (the default) lists at every turn: the turn after the change
+    offers ``added_tool``, and what was installed is what was discovered."""
+    server = _server(transport, changing_url, CHANGING)
+    offers = await _run(server, [("trigger_change", {}), ("create_ticket", {"title": "t"})])
+    assert "added_tool" not in offers[0]
+    assert "added_tool" in offers[1]
+    assert calls(verdicts)[-1] == ("tools/call create_ticket", "healthy", "ok")
+    call = verdicts.last("tools/call create_ticket").attributes or {}
+    assert (call[A.CATALOG_VERDICT], call[A.CATALOG_CLIENT_SOURCE]) == ("converged", "digest")
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_cached_tools_list_keeps_the_old_catalog(
+    transport: str, verdicts: Pipeline, changing_url: str
+) -> None:
+    """``cache_tools_list=True`` lists once and reinstalls that list at every turn; only
+    ``invalidate_tools_cache()`` refreshes it. On mcp 1.x (``initialize``) the server's
+    ``list_changed`` arrives and the next call is stale. On mcp 2.x the client negotiates the
+    2026-07-28 era (``server/discover``) and opens no ``subscriptions/listen``: no signal reaches
+    it, so the call is judged on the catalog discovered at connect within the bounded refresh
+    policy (300 s; ``changing_server.py`` advertises no ``tools.listChanged`` at that era)."""
+    server = _server(transport, changing_url, CHANGING, cache_tools_list=True)
+    offers = await _run(server, [("trigger_change", {}), ("create_ticket", {"title": "t"})])
+    assert all("added_tool" not in offer for offer in offers)
+    handshakes = [s.name for s in verdicts.spans() if s.name in HANDSHAKES]
+    if MCP_MAJOR == 1:
+        assert handshakes == ["initialize"]
+        assert calls(verdicts)[-1] == (
+            "tools/call create_ticket",
+            "stale_catalog",
+            "catalog_signal_after_discovery",
+        )
+    else:
+        assert handshakes == ["server/discover"]
+        assert not verdicts.named("notifications/")
+        assert calls(verdicts)[-1] == ("tools/call create_ticket", "healthy", "ok")
+        call = verdicts.last("tools/call create_ticket").attributes or {}
+        assert (call[A.CATALOG_VERDICT], call[A.CATALOG_MAX_AGE_S]) == ("converged", 300.0)
+
+
+async def test_a_401_at_connect_is_one_needs_auth(verdicts: Pipeline, reference_url: str) -> None:
+    from agents.mcp import MCPServerStreamableHttp
+
+    server = MCPServerStreamableHttp({"url": reference_url + "/authn"})
+    with anyio.fail_after(60), pytest.raises(Exception):  # noqa: B017, PT011  # the SDK's own
+        await _run(server, [("create_ticket", TICKET)])
+    handshakes = [s for s in verdicts.spans() if s.name in HANDSHAKES]
+    expected = [("initialize", "needs_auth")]
+    if MCP_MAJOR >= 2:  # the era probe answered 401 too; the initialize after it reads needs_auth
+        expected.insert(0, ("server/discover", None))
+    assert [(s.name, (s.attributes or {}).get(A.VERDICT)) for s in handshakes] == expected
+    assert verdicts.counts(A.METRIC_INCIDENTS, A.VERDICT) == {"needs_auth": 1}

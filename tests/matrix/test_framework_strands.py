@@ -1,0 +1,307 @@
+"""strands-agents' own agent loop over an ``MCPClient``, with a scripted ``Model`` subclass.
+
+The model is scripted (one tool call per model request, Bedrock-style stream events, then a text
+answer) and the agent runs for real: ``Agent(tools=[client])`` starts the client's session on its
+background thread, lists the tools and registers them (``ToolRegistry.process_tools``, the
+framework hook's install); every invocation then calls them through that one session. Every cell
+runs over stdio and streamable HTTP and asserts the verdict of the call it is about. Collected
+where strands-agents is installed (it pins ``mcp < 2.2``: mcp 2.1.x).
+
+Strands negotiates with ``negotiate_auto``: against the project's mcp 2.x servers that is the
+2026-07-28 era (``server/discover``), where a server announces a change only on a
+``subscriptions/listen`` stream the client opened, and strands opens one only with
+``on_tools_changed``. ``changing_server.py`` serves no such stream (it advertises no
+``tools.listChanged`` at that era, and strands with ``on_tools_changed`` fails to start against
+it: ``subscriptions/listen`` answers -32601), so the refresh cells run against
+``LISTENING_SERVER``, the same server with the stream. No cell here hears an unsolicited
+``list_changed`` (the ``initialize`` era): no server of the project speaks only that era.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import anyio
+import pytest
+from matrix_drivers import CHANGING_SERVER, SERVER_PYTHON, STDIO_SERVER
+from processor_helpers import Pipeline
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health.instrumentation import flush_receipts
+
+pytestmark = pytest.mark.anyio
+
+TRANSPORTS = ["stdio", "http"]
+HANDSHAKES = ("server/discover", "initialize")
+TICKET = {"title": "t", "priority": "p"}
+REFERENCE = [STDIO_SERVER]
+CHANGING = [str(CHANGING_SERVER), "stdio"]
+#: ``changing_server.py`` that also serves the 2026-07-28 ``subscriptions/listen`` and publishes
+#: its change there (its own low-level ``Server`` with ``on_subscriptions_listen``): at that era
+#: a server announces changes only on a stream the client opened (``python -c ... DIR stdio|http``).
+LISTENING_SERVER = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import changing_server as cs
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.subscriptions import ToolsListChanged
+
+bus = InMemorySubscriptionBus()
+
+
+class Listening(cs.Server):
+    def __init__(self, *args, on_call_tool, **kwargs):
+        async def call(ctx, params):
+            result = await on_call_tool(ctx, params)
+            if params.name == "trigger_change":
+                await bus.publish(ToolsListChanged())
+            return result
+
+        super().__init__(
+            *args, on_call_tool=call, on_subscriptions_listen=ListenHandler(bus), **kwargs
+        )
+
+
+cs.Server = Listening
+cs.anyio.run(cs._stdio if sys.argv[2] == "stdio" else cs._http)
+"""
+LISTENING = ["-c", LISTENING_SERVER, str(CHANGING_SERVER.parent), "stdio"]
+#: A step the model takes: a tool call, optionally after waiting for an event (model latency).
+Step = tuple[str, dict[str, Any], threading.Event | None]
+
+
+def _scripted(steps: list[Step], offers: list[set[str]]) -> Any:
+    """A ``strands.models.model.Model`` that calls ``steps`` one per request, then answers."""
+    from strands.models.model import Model
+
+    script: Iterator[Step] = iter(steps)
+
+    class Scripted(Model):  # type: ignore[misc]
+        def update_config(self, **model_config: Any) -> None:
+            return None
+
+        def get_config(self) -> Any:
+            return {}
+
+        async def structured_output(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            raise NotImplementedError
+            yield  # pragma: no cover
+
+        async def stream(
+            self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kw: Any
+        ) -> AsyncIterator[dict[str, Any]]:
+            offers.append({spec["name"] for spec in tool_specs or []})
+            step = next(script, None)
+            yield {"messageStart": {"role": "assistant"}}
+            if step is None:
+                yield {"contentBlockDelta": {"delta": {"text": "done"}}}
+                yield {"contentBlockStop": {}}
+                yield {"messageStop": {"stopReason": "end_turn"}}
+                return
+            name, args, gate = step
+            if gate is not None:  # the model thinks until the client has seen the change
+                assert await asyncio.to_thread(gate.wait, 30)
+            tool_use = {"name": name, "toolUseId": f"call-{len(offers)}"}
+            yield {"contentBlockStart": {"start": {"toolUse": tool_use}}}
+            yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(args)}}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "tool_use"}}
+
+    return Scripted()
+
+
+def _client(transport: str, url: str, script: list[str], **options: Any) -> Any:
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+    from strands.tools.mcp import MCPClient
+
+    if transport == "stdio":
+        params = StdioServerParameters(command=SERVER_PYTHON, args=script)
+        return MCPClient(lambda: stdio_client(params), **options)
+    return MCPClient(url=url + "/mcp", **options)
+
+
+@contextmanager
+def _agent(client: Any, steps: list[Step]) -> Iterator[tuple[Any, list[set[str]]]]:
+    """``Agent(tools=[client])``: the client starts (and lists) while the agent is built."""
+    from strands import Agent
+
+    offers: list[set[str]] = []
+    agent = Agent(model=_scripted(steps, offers), tools=[client], callback_handler=None)
+    try:
+        yield agent, offers
+    finally:
+        agent.cleanup()
+
+
+async def _in_thread(run: Callable[[], None]) -> None:
+    """Strands' sync API (it blocks on its background thread) off the test's event loop."""
+    with anyio.fail_after(120):
+        await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+
+
+def calls(pipeline: Pipeline) -> list[tuple[Any, ...]]:
+    rows = []
+    for span in pipeline.spans():
+        if span.name.startswith("tools/call "):
+            a = span.attributes or {}
+            rows.append((span.name, a.get(A.VERDICT), a.get(A.REASON)))
+    return rows
+
+
+@pytest.fixture
+def listening_url() -> Iterator[str]:
+    """``LISTENING_SERVER`` over streamable HTTP (its own process, fresh per test)."""
+    process = subprocess.Popen(
+        [SERVER_PYTHON, *LISTENING[:-1], "http"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), url
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_healthy_and_is_error_calls(
+    transport: str, verdicts: Pipeline, reference_url: str
+) -> None:
+    def run() -> None:
+        steps: list[Step] = [("create_ticket", TICKET, None), ("fail", {}, None)]
+        with _agent(_client(transport, reference_url, REFERENCE), steps) as (agent, offers):
+            # isError comes back to the model as a toolResult with status "error"
+            assert str(agent("go")).strip() == "done"
+        assert {"create_ticket", "fail"} <= offers[0]
+
+    await _in_thread(run)
+    assert calls(verdicts) == [
+        ("tools/call create_ticket", "healthy", "ok"),
+        ("tools/call fail", "tool_failed", "is_error"),
+    ]
+    # one install (the registry is built once, both pages), judged against the server
+    [install] = verdicts.named(A.INSTALL_SPAN_NAME)
+    attrs = install.attributes or {}
+    assert attrs[A.CATALOG_VERDICT] == "converged"
+    assert A.SERVER_TARGET_KEY in attrs
+    call = verdicts.last("tools/call create_ticket").attributes or {}
+    assert call[A.CATALOG_CLIENT_SOURCE] == "digest"  # judged against what was installed
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_the_managed_pattern_installs_one_page(
+    transport: str, verdicts: Pipeline, reference_url: str
+) -> None:
+    """``with client: Agent(tools=client.list_tools_sync())`` (strands' managed pattern) lists
+    one page: the agent is handed the first page of a two-page catalog (the hook's install)."""
+    from strands import Agent
+
+    def run() -> None:
+        client = _client(transport, reference_url, REFERENCE)
+        with client:
+            tools = client.list_tools_sync()
+            assert tools.pagination_token is not None
+            model = _scripted([("create_ticket", TICKET, None)], [])
+            agent = Agent(model=model, tools=tools, callback_handler=None)
+            assert str(agent("go")).strip() == "done"
+
+    await _in_thread(run)
+    [install] = verdicts.named(A.INSTALL_SPAN_NAME)
+    attrs = install.attributes or {}
+    assert (attrs[A.CATALOG_VERDICT], attrs[A.CATALOG_REASON]) == ("incomplete", "cursor_remaining")
+    assert calls(verdicts) == [
+        ("tools/call create_ticket", "stale_catalog", "catalog_cursor_remaining"),
+    ]
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("server", ["silent", "listening"])
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_by_default_a_change_never_reaches_the_agent(
+    transport: str, server: str, verdicts: Pipeline, request: pytest.FixtureRequest
+) -> None:
+    """Strands lists once, when the agent is built, and by default opens no
+    ``subscriptions/listen``: at the 2026-07-28 era no change reaches it, whether the server
+    serves that stream (``listening``) or not (``silent``, which then advertises no
+    ``tools.listChanged``). Nobody heard a signal: the call after the change is judged on the
+    catalog discovered at connect, the one the agent installed."""
+    url = request.getfixturevalue("listening_url" if server == "listening" else "changing_url")
+    script = LISTENING if server == "listening" else CHANGING
+
+    def run() -> None:
+        steps: list[Step] = [("trigger_change", {}, None), ("create_ticket", {"title": "t"}, None)]
+        with _agent(_client(transport, url, script), steps) as (agent, offers):
+            agent("go")
+        assert all("added_tool" not in offer for offer in offers)
+
+    await _in_thread(run)
+    assert [s.name for s in verdicts.spans() if s.name in HANDSHAKES] == ["server/discover"]
+    assert not verdicts.named("notifications/")
+    assert calls(verdicts)[-1] == ("tools/call create_ticket", "healthy", "ok")
+    call = verdicts.last("tools/call create_ticket").attributes or {}
+    assert (call[A.CATALOG_VERDICT], call[A.CATALOG_CLIENT_SOURCE]) == ("converged", "digest")
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_on_tools_changed_refreshes_the_client_not_the_agent(
+    transport: str, verdicts: Pipeline, listening_url: str
+) -> None:
+    """With ``on_tools_changed`` strands re-lists into the client's cache and calls back, but the
+    agent's registry keeps the old tools: discovery converges on the new catalog while the model
+    is still offered the old one, so the next call reads the mismatch (the hook's install)."""
+    refreshed: list[set[str]] = []
+    seen = threading.Event()
+
+    def on_tools_changed(previous: list[str], tools: list[Any]) -> None:
+        refreshed.append({tool.tool_name for tool in tools})
+        seen.set()
+
+    def run() -> None:
+        steps: list[Step] = [("trigger_change", {}, None), ("create_ticket", {"title": "t"}, seen)]
+        client = _client(transport, listening_url, LISTENING, on_tools_changed=on_tools_changed)
+        with _agent(client, steps) as (agent, offers):
+            agent("go")
+        assert all("added_tool" not in offer for offer in offers)
+
+    await _in_thread(run)
+    assert "added_tool" in refreshed[0]  # the client heard the change and re-listed ...
+    assert verdicts.named("notifications/tools/list_changed")
+    assert len(verdicts.named(A.INSTALL_SPAN_NAME)) == 1  # ... into its cache, not the registry
+    assert calls(verdicts)[-1] == (
+        "tools/call create_ticket",
+        "stale_catalog",
+        "catalog_digest_mismatch",
+    )
+    call = verdicts.last("tools/call create_ticket").attributes or {}
+    assert (call[A.CATALOG_VERDICT], call[A.CATALOG_REASON]) == ("stale", "digest_mismatch")
+
+
+@pytest.mark.filterwarnings("ignore:coroutine 'MCPClient.stop:RuntimeWarning")  # strands' own
+async def test_a_401_at_connect_is_one_needs_auth(verdicts: Pipeline, reference_url: str) -> None:
+    from strands import Agent
+    from strands.tools.mcp import MCPClient
+
+    def run() -> None:
+        client = MCPClient(url=reference_url + "/authn")
+        with pytest.raises(ValueError, match="Failed to load tool"):  # strands' own
+            Agent(model=_scripted([], []), tools=[client], callback_handler=None)
+
+    await _in_thread(run)
+    handshakes = [s for s in verdicts.spans() if s.name in HANDSHAKES]
+    assert [(s.name, (s.attributes or {}).get(A.VERDICT)) for s in handshakes] == [
+        ("server/discover", None),
+        ("initialize", "needs_auth"),
+    ]
+    assert verdicts.counts(A.METRIC_INCIDENTS, A.VERDICT) == {"needs_auth": 1}
