@@ -106,3 +106,19 @@ def test_a_framework_imported_before_instrumenting_is_hooked_at_once(site: Path)
     SEEN.clear()
     assert tools.install(1) == 2
     assert SEEN == [(1,)]
+
+
+def test_uninstall_puts_a_classmethod_back_as_a_classmethod(site: Path) -> None:
+    body = "class Util:\n    @classmethod\n    def install(cls, x):\n        return (cls.__name__, x)\n"
+    _distribution(site, "1.0", body)
+    framework = Framework(NAME, ">=1, <2", (Patch(f"{NAME}.tools", "Util.install", _wrapper),))
+    tools = importlib.import_module(f"{NAME}.tools")
+    original = vars(tools.Util)["install"]
+    install((framework,))
+    SEEN.clear()
+    assert tools.Util.install(1) == ("Util", 1)
+    assert SEEN == [(1,)]
+    uninstall()
+    assert vars(tools.Util)["install"] is original
+    assert isinstance(vars(tools.Util)["install"], classmethod)
+    assert tools.Util.install(2) == ("Util", 2)

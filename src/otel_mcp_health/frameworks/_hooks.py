@@ -19,7 +19,6 @@ from types import ModuleType
 from typing import Any
 
 import wrapt
-from opentelemetry.instrumentation.utils import unwrap
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -143,6 +142,18 @@ def uninstall() -> None:
     _DONE.clear()
     _VERSIONS.clear()
     while _WRAPPED:
-        patch = _WRAPPED.pop()
-        owner, _, attribute = f"{patch.module}.{patch.name}".rpartition(".")
-        unwrap(owner, attribute)
+        _unwrap(_WRAPPED.pop())
+
+
+def _unwrap(patch: Patch) -> None:
+    """Put back exactly what was wrapped: read from the owner's ``__dict__``, so a wrapped
+    ``classmethod`` or ``staticmethod`` comes back as itself, not as a function bound by
+    ``getattr`` (which is what a generic unwrap would store)."""
+    *path, attribute = patch.name.split(".")
+    owner: Any = sys.modules[patch.module]
+    for part in path:
+        owner = getattr(owner, part)
+    wrapper = vars(owner).get(attribute)
+    original = getattr(wrapper, "__wrapped__", None)
+    if original is not None:
+        setattr(owner, attribute, original)
