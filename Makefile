@@ -33,7 +33,8 @@ test: lint provision provision-check
 	$(BIN)/nox
 
 ## The version matrix (noxfile.py): the scenario tables on the oldest and latest mcp 1.x (with
-## FastMCP and langchain-mcp-adapters), the oldest mcp 2.x and wrapt 1.x; venvs cached in
+## FastMCP and LangChain), the oldest mcp 2.x, wrapt 1.x and the OpenTelemetry floor, then one
+## cell per agent framework (its own agent loop, docs/frameworks.md); venvs cached in
 ## ~/.cache/otel-mcp-health-nox. The newest cell is .venv itself (make test's pytest run).
 matrix: $(STAMP)
 	$(BIN)/nox

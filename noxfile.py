@@ -95,9 +95,10 @@ def mcp_oldest_1x(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def mcp_latest_1x(session: nox.Session) -> None:
-    """The latest mcp 1.x, the latest FastMCP on 1.x and langchain-mcp-adapters (mcp < 2)."""
-    pins = ["mcp == 1.30.0", "fastmcp == 3.4.11", "langchain-mcp-adapters == 0.3.2"]
-    _cell(session, pins, TABLES)
+    """The latest mcp 1.x, the latest FastMCP on 1.x and LangChain's agents (langchain-mcp-adapters
+    pins mcp < 2; its agent loop is langgraph's)."""
+    langchain = ["langchain-mcp-adapters == 0.3.2", "langgraph == 1.2.24"]
+    _cell(session, ["mcp == 1.30.0", "fastmcp == 3.4.11", *langchain], TABLES)
 
 
 @nox.session(python=PYTHON)
@@ -119,6 +120,38 @@ def otel_floor(session: nox.Session) -> None:
     # FastMCP that installs beside the floor.
     pins = ["mcp >= 2.3, < 3", "fastmcp-slim[client,server] == 4.2.0", *_otel_floor()]
     _cell(session, pins, TABLES + SCENARIOS_2X + OTEL_FLOOR_CHECKS)
+
+
+#: The agent-framework cells (docs/frameworks.md): each installs one framework's newest release
+#: and runs its own agent loop against the reference servers (``tests/matrix/test_framework_*``;
+#: LangChain runs in ``mcp_latest_1x``). The mcp line is the framework's own pin.
+FRAMEWORK_CELLS: dict[str, list[str]] = {
+    "openai_agents": ["openai-agents == 0.24.0"],
+    # it supports both SDK lines: the same module on mcp 1.x
+    "openai_agents_1x": ["openai-agents == 0.24.0", "mcp < 2"],
+    "pydantic_ai": ["pydantic-ai-slim[mcp] == 2.68.0"],
+    "google_adk": ["google-adk[mcp] == 2.13.0"],
+    "strands": ["strands-agents == 1.62.0"],
+    "llama_index": ["llama-index-tools-mcp == 0.6.0"],
+    # mcpadapt imports a name only mcp 1.x has, and smolagents[mcp] does not cap mcp
+    "smolagents": ["smolagents[mcp] == 1.26.0", "mcpadapt == 0.1.19", "mcp < 2"],
+    "crewai": ["crewai-tools[mcp] == 1.15.30"],
+}
+
+
+def _framework_cell(name: str, pins: list[str]) -> None:
+    module = f"tests/matrix/test_framework_{name.removesuffix('_1x')}.py"
+
+    def cell(session: nox.Session) -> None:
+        _cell(session, pins, [module])
+
+    cell.__doc__ = f"The {name.replace('_', '-')} agent loop on its newest release."
+    nox.session(python=PYTHON, name=f"framework_{name}")(cell)
+
+
+for _name, _pins in FRAMEWORK_CELLS.items():
+    _framework_cell(_name, _pins)
+nox.options.sessions += [f"framework_{name}" for name in FRAMEWORK_CELLS]
 
 
 @nox.session(python=PYTHON)
