@@ -19,9 +19,10 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 
 from otel_mcp_health import _codec, _sdkspan, _spans, _verdicts
 from otel_mcp_health import attributes as A
+from otel_mcp_health._incidents import Incidents, SilentCall, SilentCalls
 from otel_mcp_health._memo import MAX_CELLS, CallMemo, Decoded, Judged, decode, judgement
 from otel_mcp_health._servers import ServerCatalogs
-from otel_mcp_health._sessions import Incidents, Session, SessionStore, SilentCall, SilentCalls
+from otel_mcp_health._sessions import Session, SessionStore
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import classify_catalog
 from otel_mcp_health.core.contract import VERDICT_RULES

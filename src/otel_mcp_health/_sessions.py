@@ -16,9 +16,10 @@ processor keeps, per session key, only what the core classifiers need to judge t
   complete traversal, and the last authorization failure (cleared by the next authorized
   success).
 
-Silent calls awaiting reconciliation (:class:`SilentCalls`) and open incidents (:class:`Incidents`)
-are kept by the processor rather than per session: a reconciliation or a healthy call often comes
-after the session that failed has closed.
+Silent calls awaiting reconciliation and open incidents are kept by the processor rather than per
+session (:mod:`otel_mcp_health._incidents`): a reconciliation or a healthy call often comes after
+the session that failed has closed. What the sessions of one server share is in
+:mod:`otel_mcp_health._servers`.
 
 Everything is bounded: a session holds a fixed number of small records, the store holds at most
 ``max_sessions`` sessions (least recently used evicted first) and forgets a session idle for longer
@@ -43,7 +44,6 @@ from otel_mcp_health.core.catalog import (
 from otel_mcp_health.core.contract import HandshakeFacts, handshake_facts
 from otel_mcp_health.core.evidence import (
     AuthorizationEvidence,
-    CallEvidence,
     CatalogEvidence,
     Discovery,
     HandshakeEvidence,
@@ -52,15 +52,10 @@ from otel_mcp_health.core.evidence import (
     ToolCallCheck,
 )
 from otel_mcp_health.core.traversal import DEFAULT_MAX_PAGES, CursorChain
-from otel_mcp_health.core.vocabulary import CatalogVerdict
 
 _NS_PER_S = 1_000_000_000
 #: Call-time contract findings kept per session (the first of each kind decides the verdict).
 MAX_FINDINGS = 8
-#: Silent calls (``effect_unknown``) kept by the processor, awaiting their reconciliation span.
-MAX_SILENT = 4096
-#: Open incident keys kept by the processor.
-MAX_INCIDENTS = 4096
 
 
 @dataclass(slots=True, eq=False)
@@ -342,61 +337,3 @@ class SessionStore:
     def clear(self) -> None:
         """Forget everything (shutdown)."""
         self._sessions.clear()
-
-
-@dataclass(frozen=True, slots=True)
-class SilentCall:
-    """A call judged ``effect_unknown``, as its reconciliation will need it again."""
-
-    call: CallEvidence
-    handshake: HandshakeEvidence | None
-    catalog_verdict: CatalogVerdict
-
-
-class SilentCalls:
-    """Silent calls by span id (the ``mcp_health.reconcile`` span links to one), bounded LRU."""
-
-    def __init__(self, capacity: int = MAX_SILENT) -> None:
-        self._calls: OrderedDict[int, SilentCall] = OrderedDict()
-        self._capacity = capacity
-
-    def remember(self, span_id: int, silent: SilentCall) -> None:
-        """Keep a silent call until its reconciliation (the oldest is forgotten first)."""
-        self._calls[span_id] = silent
-        while len(self._calls) > self._capacity:
-            self._calls.popitem(last=False)
-
-    def take(self, span_id: int) -> SilentCall | None:
-        """The silent call a reconciliation links to (forgotten once taken)."""
-        return self._calls.pop(span_id, None)
-
-    def clear(self) -> None:
-        """Forget everything (shutdown)."""
-        self._calls.clear()
-
-
-class Incidents:
-    """Open incident keys (docs/model.md#incidents), bounded LRU, cleared per server on a healthy
-    call."""
-
-    def __init__(self, capacity: int = MAX_INCIDENTS) -> None:
-        self._open: OrderedDict[str, tuple[str, int]] = OrderedDict()
-        self._capacity = capacity
-
-    def open(self, key: str, server: str) -> int:
-        """Record a failure of incident ``key``; return its attempt number (1 = newly opened)."""
-        previous = self._open.pop(key, None)
-        attempt = 1 if previous is None else previous[1] + 1
-        self._open[key] = (server, attempt)
-        while len(self._open) > self._capacity:
-            self._open.popitem(last=False)
-        return attempt
-
-    def clear_server(self, server: str) -> None:
-        """A call to ``server`` passed every layer, outcome included: its incidents clear."""
-        for key in [k for k, (s, _) in self._open.items() if s == server]:
-            del self._open[key]
-
-    def clear(self) -> None:
-        """Forget everything (shutdown)."""
-        self._open.clear()

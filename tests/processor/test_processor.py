@@ -786,7 +786,7 @@ def test_other_spans_of_another_scope_are_not_judged() -> None:
 
 
 def test_open_incidents_are_bounded() -> None:
-    from otel_mcp_health._sessions import Incidents
+    from otel_mcp_health._incidents import Incidents
 
     incidents = Incidents(capacity=2)
     assert [incidents.open(k, "srv") for k in ("a", "b", "a", "c")] == [1, 1, 2, 1]
