@@ -56,8 +56,8 @@ NEXT_ACTION_WORDS: Final[Mapping[str, str]] = {
     "the server",
     NextAction.INSPECT_TOOL: "look at the tool's own logs; the server itself is fine",
     NextAction.VERIFY_DESTINATION: "look at the destination: the promised effect is missing",
-    NextAction.ADD_OUTCOME_VERIFIER: "add an outcome verifier (--verify-file / --verify-http) "
-    "to prove the effect",
+    NextAction.ADD_OUTCOME_VERIFIER: "add an outcome verifier (--outcomes FILE, --verify-file, "
+    "--verify-http) to prove the effect",
 }
 
 STATUS_WORDS: Final[Mapping[str, str]] = {
