@@ -109,7 +109,7 @@ def test_a_framework_imported_before_instrumenting_is_hooked_at_once(site: Path)
 
 
 def test_uninstall_puts_a_classmethod_back_as_a_classmethod(site: Path) -> None:
-    body = "class Util:\n    @classmethod\n    def install(cls, x):\n        return (cls.__name__, x)\n"
+    body = "class Util:\n    @classmethod\n    def install(cls, x):\n        return cls.__name__, x"
     _distribution(site, "1.0", body)
     framework = Framework(NAME, ">=1, <2", (Patch(f"{NAME}.tools", "Util.install", _wrapper),))
     tools = importlib.import_module(f"{NAME}.tools")
