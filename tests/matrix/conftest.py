@@ -8,7 +8,6 @@ with the *global* provider) through a switch installed once on the global provid
 from __future__ import annotations
 
 import importlib.util
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +22,7 @@ for path in (HERE, HERE.parent / "processor"):  # the drivers and the processor'
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from matrix_drivers import CHANGING_SERVER, SERVER_PYTHON  # noqa: E402
+from matrix_drivers import CHANGING_SERVER, http_server  # noqa: E402
 from processor_helpers import Pipeline  # noqa: E402
 
 from otel_mcp_health.instrumentation import McpHealthInstrumentor  # noqa: E402
@@ -53,35 +52,15 @@ def anyio_backend() -> str:
 @pytest.fixture(scope="session")
 def reference_url() -> Iterator[str]:
     """The reference server over streamable HTTP in its own process (127.0.0.1)."""
-    process = subprocess.Popen(
-        [SERVER_PYTHON, str(HERE / "reference_http.py")],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), url
+    with http_server(str(HERE / "reference_http.py")) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.fixture
 def changing_url() -> Iterator[str]:
     """A fresh ``changing_server.py`` over streamable HTTP (its own process, 127.0.0.1)."""
-    process = subprocess.Popen(
-        [SERVER_PYTHON, str(CHANGING_SERVER), "http"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), url
+    with http_server(str(CHANGING_SERVER), "http") as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 class _Switch(SpanProcessor):

@@ -20,9 +20,10 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import os
+import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from datetime import timedelta
 from importlib.metadata import version
 from pathlib import Path
@@ -200,6 +201,21 @@ async def _streams(transport: str, url: str | None) -> AsyncIterator[tuple[Any, 
 
     async with streamable_http_client(url) as (read, write):
         yield read, write
+
+
+@contextmanager
+def http_server(*argv: str) -> Iterator[str]:
+    """A server script (``argv`` after the interpreter) over streamable HTTP in its own process,
+    run by :data:`SERVER_PYTHON`; yields the base URL it prints on its first line."""
+    process = subprocess.Popen([SERVER_PYTHON, *argv], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), url
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 @asynccontextmanager

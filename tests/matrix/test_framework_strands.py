@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
@@ -29,7 +28,7 @@ from typing import Any
 
 import anyio
 import pytest
-from matrix_drivers import CHANGING_SERVER, SERVER_PYTHON, STDIO_SERVER
+from matrix_drivers import CHANGING_SERVER, SERVER_PYTHON, STDIO_SERVER, http_server
 from processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
@@ -159,17 +158,8 @@ def calls(pipeline: Pipeline) -> list[tuple[Any, ...]]:
 @pytest.fixture
 def listening_url() -> Iterator[str]:
     """``LISTENING_SERVER`` over streamable HTTP (its own process, fresh per test)."""
-    process = subprocess.Popen(
-        [SERVER_PYTHON, *LISTENING[:-1], "http"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), url
+    with http_server(*LISTENING[:-1], "http") as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
