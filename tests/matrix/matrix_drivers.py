@@ -426,3 +426,18 @@ async def connect(
     """Open a session of the reference server with the ``kind`` library."""
     async with _OPENERS[kind](transport, url, events) as driver:
         yield driver
+
+
+def assert_installed_once(pipeline: Any, *, tool_count: int | None = None) -> None:
+    """The framework hook reported one install: converged, naming its server (so session-per-call
+    sessions share it), and ``create_ticket`` was judged against that install's digest."""
+    from otel_mcp_health import attributes as A
+
+    [install] = pipeline.named(A.INSTALL_SPAN_NAME)
+    attrs = install.attributes or {}
+    assert attrs[A.CATALOG_VERDICT] == "converged"
+    assert A.SERVER_TARGET_KEY in attrs
+    if tool_count is not None:
+        assert attrs[A.CATALOG_CLIENT_TOOL_COUNT] == tool_count
+    call = pipeline.last("tools/call create_ticket").attributes or {}
+    assert call[A.CATALOG_CLIENT_SOURCE] == "digest"

@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
-from matrix_drivers import CHANGING_SERVER, SERVER_PYTHON
+from matrix_drivers import CHANGING_SERVER, SERVER_PYTHON, assert_installed_once
 from processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
@@ -135,12 +135,8 @@ async def test_healthy_and_is_error_calls(
         ("tools/call create_ticket", "healthy", "ok"),
         ("tools/call fail", "tool_failed", "is_error"),
     ]
-    [install] = verdicts.named(A.INSTALL_SPAN_NAME)  # one listing per invocation
-    attrs = install.attributes or {}
-    assert attrs[A.CATALOG_VERDICT] == "converged"
-    assert A.SERVER_TARGET_KEY in attrs
-    call = verdicts.last("tools/call create_ticket").attributes or {}
-    assert call[A.CATALOG_CLIENT_SOURCE] == "digest"  # judged against what was installed
+    # one listing per invocation
+    assert_installed_once(verdicts)
 
 
 @pytest.mark.usefixtures("create_ticket_verified")

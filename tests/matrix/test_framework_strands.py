@@ -28,7 +28,13 @@ from typing import Any
 
 import anyio
 import pytest
-from matrix_drivers import CHANGING_SERVER, SERVER_PYTHON, STDIO_SERVER, http_server
+from matrix_drivers import (
+    CHANGING_SERVER,
+    SERVER_PYTHON,
+    STDIO_SERVER,
+    assert_installed_once,
+    http_server,
+)
 from processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
@@ -180,12 +186,7 @@ async def test_healthy_and_is_error_calls(
         ("tools/call fail", "tool_failed", "is_error"),
     ]
     # one install (the registry is built once, both pages), judged against the server
-    [install] = verdicts.named(A.INSTALL_SPAN_NAME)
-    attrs = install.attributes or {}
-    assert attrs[A.CATALOG_VERDICT] == "converged"
-    assert A.SERVER_TARGET_KEY in attrs
-    call = verdicts.last("tools/call create_ticket").attributes or {}
-    assert call[A.CATALOG_CLIENT_SOURCE] == "digest"  # judged against what was installed
+    assert_installed_once(verdicts)
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
