@@ -116,7 +116,7 @@ class _RecordingMeter:
 
 
 def _metrics() -> str:
-    from otel_mcp_health.metrics import HealthMetrics
+    from otel_mcp_health.processor.metrics import HealthMetrics
 
     meter = _RecordingMeter()
     HealthMetrics(meter, dict)  # type: ignore[arg-type]

@@ -83,7 +83,8 @@ OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_SESSIONS: Final = "OTEL_INSTRUMENTATION_MCP_
 .. envvar:: OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_SESSIONS
 
 Most client sessions whose state the processor keeps at once (least recently used evicted first).
-Default: ``10000``. Each session holds a few small records (see ``otel_mcp_health._sessions``).
+Default: ``10000``. Each session holds a few small records (see
+``otel_mcp_health.processor._sessions``).
 A session evicted while still active loses its history, and its next calls are judged on missing
 evidence, which is never green.
 """

@@ -13,7 +13,7 @@ from mcp_health_support import Captured
 from opentelemetry.sdk.trace import Span
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._spans import INSTRUMENTATION_SCOPE
+from otel_mcp_health.processor._spans import INSTRUMENTATION_SCOPE
 
 pytestmark = pytest.mark.anyio
 

@@ -25,7 +25,6 @@ from opentelemetry.trace import SpanKind, Tracer
 
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
-from otel_mcp_health._spans import INSTRUMENTATION_SCOPE
 from otel_mcp_health.core.evidence import (
     NOT_APPLICABLE,
     AuthorizationEvidence,
@@ -37,6 +36,7 @@ from otel_mcp_health.core.evidence import (
 )
 from otel_mcp_health.core.vocabulary import TransportOutcome
 from otel_mcp_health.processor import McpHealthSpanProcessor
+from otel_mcp_health.processor._spans import INSTRUMENTATION_SCOPE
 
 #: 2026-11-30T10:00:00Z in nanoseconds: "t = 0" of every hand-built scenario.
 T0 = 1_796_032_800 * 1_000_000_000

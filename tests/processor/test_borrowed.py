@@ -14,9 +14,10 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import Link, SpanKind
 from processor_helpers import Pipeline, SessionSpans, at
 
-from otel_mcp_health import _codec, _held
+from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.evidence import OutcomeEvidence
+from otel_mcp_health.processor import _held
 
 RECEIPT = _codec.encode_outcome(OutcomeEvidence(method="destination_query", passed=True))
 

@@ -13,8 +13,8 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from otel_mcp_health import _memo, _spans
 from otel_mcp_health import attributes as A
+from otel_mcp_health.processor import _memo, _spans
 
 #: Every attribute name the project defines (module-level string constants with a dot).
 _NAMES = sorted(

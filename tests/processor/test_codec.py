@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from opentelemetry.sdk.trace import Event
 
-from otel_mcp_health import _codec, _memo
+from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.catalog import MISSING_REQUIRED_ARGUMENT, UNKNOWN_TOOL_CALLED
 from otel_mcp_health.core.evidence import (
@@ -34,6 +34,7 @@ from otel_mcp_health.core.evidence import (
     TransportEvidence,
 )
 from otel_mcp_health.core.vocabulary import AuthError, Era, TransportOutcome
+from otel_mcp_health.processor import _memo
 
 _TEXT = st.text(max_size=12)
 _NAMES = st.lists(_TEXT, max_size=3).map(tuple)

@@ -10,9 +10,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from processor_helpers import Pipeline, SessionSpans
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._spans import INSTRUMENTATION_SCOPE
 from otel_mcp_health.configurator import McpHealthConfigurator, _ExportProcessors
 from otel_mcp_health.processor import McpHealthSpanProcessor
+from otel_mcp_health.processor._spans import INSTRUMENTATION_SCOPE
 
 
 def test_one_health_processor_owns_every_exporter() -> None:

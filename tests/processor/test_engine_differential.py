@@ -28,11 +28,11 @@ from test_parity import SCENARIOS, Scenario, emit
 
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
-from otel_mcp_health._spans import INSTRUMENTATION_SCOPE
 from otel_mcp_health.core.catalog import MISSING_REQUIRED_ARGUMENT, UNKNOWN_TOOL_CALLED
 from otel_mcp_health.core.evidence import AuthorizationEvidence, ExecutionEvidence, Page
 from otel_mcp_health.core.vocabulary import OutcomeResult
 from otel_mcp_health.processor import McpHealthSpanProcessor
+from otel_mcp_health.processor._spans import INSTRUMENTATION_SCOPE
 
 
 class _Collect(SpanProcessor):

@@ -20,8 +20,8 @@ from processor_helpers import OTHER_DIGEST, Pipeline, SessionSpans, at
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health import environment_variables as env
-from otel_mcp_health._spans import INSTRUMENTATION_SCOPE
 from otel_mcp_health.processor import McpHealthSpanProcessor
+from otel_mcp_health.processor._spans import INSTRUMENTATION_SCOPE
 
 
 class Recording(SpanProcessor):
@@ -786,7 +786,7 @@ def test_other_spans_of_another_scope_are_not_judged() -> None:
 
 
 def test_open_incidents_are_bounded() -> None:
-    from otel_mcp_health._incidents import Incidents
+    from otel_mcp_health.processor._incidents import Incidents
 
     incidents = Incidents(capacity=2)
     assert [incidents.open(k, "srv") for k in ("a", "b", "a", "c")] == [1, 1, 2, 1]
@@ -840,7 +840,7 @@ def test_leaked_client_spans_of_other_libraries_never_crowd_out_our_calls(
 ) -> None:
     """Another library's CLIENT span is tracked while open (our instrumentation may enrich it);
     an application that never ends such spans fills at most part of the bounded map."""
-    from otel_mcp_health import _live
+    from otel_mcp_health.processor import _live
 
     other = pipeline.provider.get_tracer("someone.else")
     leaked = [other.start_span("GET", kind=SpanKind.CLIENT) for _ in range(_live.MAX_LIVE + 10)]

@@ -9,10 +9,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
-from otel_mcp_health import _sdkspan, _spans
 from otel_mcp_health import attributes as A
-from otel_mcp_health._spans import INSTRUMENTATION_SCOPE
-from otel_mcp_health.processor import McpHealthSpanProcessor
+from otel_mcp_health.processor import McpHealthSpanProcessor, _sdkspan, _spans
+from otel_mcp_health.processor._spans import INSTRUMENTATION_SCOPE
 
 
 def _finished(*, with_lists: bool) -> ReadableSpan:

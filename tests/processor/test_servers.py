@@ -12,8 +12,8 @@ import pytest
 from processor_helpers import Pipeline, SessionSpans
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._servers import ServerCatalogs
 from otel_mcp_health.core.evidence import Discovery
+from otel_mcp_health.processor._servers import ServerCatalogs
 
 SERVER = {A.SERVER_TARGET_KEY: "0123456789abcdef", A.SERVER_NAME: "tickets"}
 OTHER = {A.SERVER_TARGET_KEY: "fedcba9876543210", A.SERVER_NAME: "tickets"}

@@ -30,10 +30,10 @@ from processor_helpers import Pipeline, SessionSpans
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health import environment_variables as env
-from otel_mcp_health._spans import INSTRUMENTATION_SCOPE
 from otel_mcp_health.core.bounds import MAX_LABEL_VALUES, MAX_NAME_LENGTH, OVERFLOW
 from otel_mcp_health.instrumentation import record_installed_tools
 from otel_mcp_health.processor import McpHealthSpanProcessor
+from otel_mcp_health.processor._spans import INSTRUMENTATION_SCOPE
 
 pytestmark = pytest.mark.anyio
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
-from otel_mcp_health import _sdkspan
 from otel_mcp_health import attributes as A
 from otel_mcp_health._codec import decode_connection, decode_origin
 from otel_mcp_health._codec._read import Attributes, read_str
 from otel_mcp_health.core.bounds import cap
+from otel_mcp_health.processor import _sdkspan
 
 # ----------------------------------------------------------------------------------------------
 # Recognising our spans

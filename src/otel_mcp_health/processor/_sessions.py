@@ -17,9 +17,9 @@ processor keeps, per session key, only what the core classifiers need to judge t
   success).
 
 Silent calls awaiting reconciliation and open incidents are kept by the processor rather than per
-session (:mod:`otel_mcp_health._incidents`): a reconciliation or a healthy call often comes after
-the session that failed has closed. What the sessions of one server share is in
-:mod:`otel_mcp_health._servers`.
+session (:mod:`otel_mcp_health.processor._incidents`): a reconciliation or a healthy call often
+comes after the session that failed has closed. What the sessions of one server share is in
+:mod:`otel_mcp_health.processor._servers`.
 
 Everything is bounded: a session holds a fixed number of small records, the store holds at most
 ``max_sessions`` sessions (least recently used evicted first) and forgets a session idle for longer
@@ -34,7 +34,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from otel_mcp_health._servers import ServerCatalog
 from otel_mcp_health.core.catalog import (
     DIGEST_UNAVAILABLE,
     CatalogResult,
@@ -52,6 +51,7 @@ from otel_mcp_health.core.evidence import (
     ToolCallCheck,
 )
 from otel_mcp_health.core.traversal import DEFAULT_MAX_PAGES, CursorChain
+from otel_mcp_health.processor._servers import ServerCatalog
 
 _NS_PER_S = 1_000_000_000
 #: Call-time contract findings kept per session (the first of each kind decides the verdict).
@@ -107,8 +107,8 @@ class Session:
         None
     )
     _facts_memo: tuple[HandshakeEvidence | None, HandshakeFacts] | None = None
-    #: The engine's memo tokens (:mod:`otel_mcp_health._memo`) of the two results above; ``-1``
-    #: when a result was derived again and its token is not known yet.
+    #: The engine's memo tokens (:mod:`otel_mcp_health.processor._memo`) of the two results above;
+    #: ``-1`` when a result was derived again and its token is not known yet.
     facts_token: int = -1
     catalog_token: int = -1
 

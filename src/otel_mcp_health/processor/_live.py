@@ -19,9 +19,10 @@ from typing import Final
 
 from opentelemetry.sdk.trace import Span
 
-from otel_mcp_health import _codec, _sdkspan, _spans
+from otel_mcp_health import _codec
 from otel_mcp_health.core.progress import clocks
 from otel_mcp_health.core.vocabulary import LiveState
+from otel_mcp_health.processor import _sdkspan, _spans
 
 _logger = logging.getLogger(__name__)
 #: Live ``tools/call`` spans tracked at once.

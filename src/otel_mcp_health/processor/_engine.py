@@ -1,7 +1,7 @@
 """The verdict engine behind :class:`~otel_mcp_health.McpHealthSpanProcessor` (private).
 
 The processor routes each finished MCP span here; the engine keeps the per-session facts
-(:mod:`otel_mcp_health._sessions`), judges the span with the pure core (the same rules the
+(:mod:`otel_mcp_health.processor._sessions`), judges the span with the pure core (the same rules the
 offline classifier runs, docs/model.md) and counts the verdict metrics. It returns the verdict
 attributes to add to the span's exported copy. Not thread-safe by itself: :meth:`Engine.judge`
 takes the engine's lock.
@@ -17,12 +17,8 @@ from typing import Any, Final
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 
-from otel_mcp_health import _codec, _sdkspan, _spans, _verdicts
+from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
-from otel_mcp_health._incidents import Incidents, SilentCall, SilentCalls
-from otel_mcp_health._memo import MAX_CELLS, CallMemo, Decoded, Judged, decode, judgement
-from otel_mcp_health._servers import ServerCatalogs
-from otel_mcp_health._sessions import Session, SessionStore
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import classify_catalog
 from otel_mcp_health.core.contract import VERDICT_RULES
@@ -42,7 +38,12 @@ from otel_mcp_health.core.vocabulary import (
     LayerStatus,
     Verdict,
 )
-from otel_mcp_health.metrics import HealthMetrics
+from otel_mcp_health.processor import _sdkspan, _spans, _verdicts
+from otel_mcp_health.processor._incidents import Incidents, SilentCall, SilentCalls
+from otel_mcp_health.processor._memo import MAX_CELLS, CallMemo, Decoded, Judged, decode, judgement
+from otel_mcp_health.processor._servers import ServerCatalogs
+from otel_mcp_health.processor._sessions import Session, SessionStore
+from otel_mcp_health.processor.metrics import HealthMetrics
 
 _NS_PER_S: Final = 1_000_000_000
 _TOOLS_CALL: Final = "tools/call"

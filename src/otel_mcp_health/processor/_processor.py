@@ -93,7 +93,7 @@ evaluates the two clocks of each one (the idle window that valid progress resets
 call whose span carries ``mcp_health.call.waiting_for_user = true`` (the instrumentation sets it
 while an elicitation is answered: waiting on a person is not being stuck). A call whose span stays
 open for its outcome verifier's receipt is still in flight until the receipt arrives (bounded by
-the verifier's timeout). The other metrics are listed in :mod:`otel_mcp_health.metrics`.
+the verifier's timeout). The other metrics are listed in :mod:`otel_mcp_health.processor.metrics`.
 
 Options
 =======
@@ -114,9 +114,10 @@ environment value is logged and ignored, an invalid keyword argument raises ``Va
 State is bounded: at most ``max_sessions`` sessions (LRU), each forgotten after ``session_idle_s``
 without spans or on its ``mcp_health.session.end`` span (once its last open ``tools/call`` span,
 which may wait for an outcome receipt, has ended), and each holding a fixed number of small records
-(:mod:`otel_mcp_health._sessions`: about 1 KiB typical, under 10 KiB at the default page cap,
-whatever the number of pages). Verdicts come from the engine (:mod:`otel_mcp_health._engine`),
-behind its lock; ``on_end`` does no I/O beyond what the downstream processor does.
+(:mod:`otel_mcp_health.processor._sessions`: about 1 KiB typical, under 10 KiB at the default
+page cap, whatever the number of pages). Verdicts come from the engine
+(:mod:`otel_mcp_health.processor._engine`), behind its lock; ``on_end`` does no I/O beyond what
+the downstream processor does.
 """
 
 from __future__ import annotations
@@ -133,12 +134,13 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import SpanKind
 
-from otel_mcp_health import _live, _options, _sdkspan, _spans, _verdicts
+from otel_mcp_health import _options
 from otel_mcp_health import attributes as A
-from otel_mcp_health._engine import Engine
-from otel_mcp_health._held import HeldCalls
-from otel_mcp_health._sessions import SessionStore
-from otel_mcp_health.metrics import HealthMetrics
+from otel_mcp_health.processor import _live, _sdkspan, _spans, _verdicts
+from otel_mcp_health.processor._engine import Engine
+from otel_mcp_health.processor._held import HeldCalls
+from otel_mcp_health.processor._sessions import SessionStore
+from otel_mcp_health.processor.metrics import HealthMetrics
 
 _logger = logging.getLogger(__name__)
 _NS_PER_S = 1_000_000_000

@@ -15,12 +15,12 @@ from typing import Any
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.trace import Status, StatusCode
 
-from otel_mcp_health import _sdkspan
 from otel_mcp_health import attributes as A
-from otel_mcp_health._sessions import Session
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import CatalogResult
 from otel_mcp_health.core.progress import ProgressSummary
+from otel_mcp_health.processor import _sdkspan
+from otel_mcp_health.processor._sessions import Session
 
 Attributes = Mapping[str, Any]
 #: Exception-event members that may be forwarded: the class name and the "escaped" flag. The

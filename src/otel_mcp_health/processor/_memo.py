@@ -24,15 +24,16 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from otel_mcp_health import _codec, _spans, _verdicts
+from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
-from otel_mcp_health._sessions import Session
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import CatalogResult
 from otel_mcp_health.core.contract import HandshakeFacts
 from otel_mcp_health.core.evidence import AuthorizationEvidence, CallEvidence, ToolCallCheck
 from otel_mcp_health.core.session import SessionResult
 from otel_mcp_health.core.vocabulary import CatalogVerdict, Layer, LayerStatus, LiveState
+from otel_mcp_health.processor import _spans, _verdicts
+from otel_mcp_health.processor._sessions import Session
 
 #: Every attribute :func:`_codec.decode_call` and :func:`_codec.decode_tool_call_check` read, and
 #: the outcome and server attributes the call's metrics are labelled with.
