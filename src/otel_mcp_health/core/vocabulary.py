@@ -173,3 +173,10 @@ DEFAULT_MAX_AGE_SECONDS = 300.0
 
 #: The digest projection version recorded beside every digest.
 DIGEST_PROJECTION = "v1"
+
+#: The MCP methods the product keys on, spelt once (``mcp.method.name`` values).
+TOOLS_CALL = "tools/call"
+TOOLS_LIST = "tools/list"
+
+#: Span clocks are integer nanoseconds.
+NS_PER_S = 1_000_000_000
