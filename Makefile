@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SEEDS  := tests/fixtures/seeds
 
-.PHONY: setup demo replay test matrix lint format bench bench-publish clean provision provision-check pipeline
+.PHONY: setup demo replay check test matrix lint format bench bench-publish clean provision provision-check pipeline
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,12 @@ replay: $(STAMP)
 	@$(BIN)/otel-mcp-health classify $(SEEDS)/seed000_catalog.jsonl \
 	  $(SEEDS)/seed002_sessions.jsonl $(SEEDS)/seed003_calls.jsonl --summary; \
 	  rc=$$?; [ $$rc -le 1 ] || exit $$rc
+
+## The fast gate, no provisioning: lint, format check, strict typing, then the unit, processor
+## and architecture tests under branch coverage (fail_under in pyproject.toml).
+CHECK_TESTS := tests/unit tests/processor tests/test_architecture.py
+check: lint
+	$(BIN)/pytest -q --cov --cov-report=term $(CHECK_TESTS)
 
 ## The whole suite: lint, format check, strict typing, then every test (the pipeline tests need
 ## the provisioned collector, Prometheus, Alertmanager and dashboard tooling), then the matrix.

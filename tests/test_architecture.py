@@ -101,3 +101,77 @@ def test_functions_and_modules_stay_small(path: Path) -> None:
         and (length := (node.end_lineno or node.lineno) - node.lineno + 1) > MAX_FUNCTION_LINES
     ]
     assert not long_functions, f"{name}: {'; '.join(long_functions)} (at most {MAX_FUNCTION_LINES})"
+
+
+#: The floors of the package (docs/architecture.md): each room may import only the rooms named
+#: here (and itself). ``instrumentation`` and ``processor`` are siblings that never import each
+#: other; ``_codec`` sits under both and imports neither; ``core`` imports nothing of ours.
+#: ``frameworks`` and ``instrumentation`` call each other (the instrumentor installs the
+#: framework hooks, which report installs through it): the one arrow that climbs back up.
+LAYERS: dict[str, set[str]] = {
+    "core": set(),
+    "attributes": set(),
+    "version": set(),
+    "package": set(),
+    "environment_variables": set(),
+    "_codec": {"core", "attributes"},
+    "_options": {"core", "environment_variables"},
+    "verifiers": {"core", "environment_variables"},
+    "processor": {"core", "attributes", "_codec", "_options", "version"},
+    "instrumentation": {
+        "core",
+        "attributes",
+        "_codec",
+        "_options",
+        "verifiers",
+        "frameworks",
+        "package",
+        "version",
+    },
+    "frameworks": {"instrumentation", "core", "attributes"},
+}
+
+
+def _room(path: Path) -> str:
+    """The room a module lives in: its subpackage, or its own name at the package root."""
+    rel = path.relative_to(PACKAGE)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def _rooms_imported(path: Path) -> set[str]:
+    """Every room of ours the module imports, lazily or not (``from otel_mcp_health import x``
+    names room ``x`` when ``x`` is one)."""
+    rooms: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            modules = [node.module]
+            if node.module == "otel_mcp_health":
+                modules = [f"otel_mcp_health.{a.name}" for a in node.names]
+        else:
+            continue
+        rooms.update(m.split(".")[1] for m in modules if m.startswith("otel_mcp_health."))
+    return rooms
+
+
+@pytest.mark.parametrize("room", sorted(LAYERS))
+def test_each_room_imports_only_the_floors_below_it(room: str) -> None:
+    """A module's imports stay inside the rooms its floor may reach; the names of the offending
+    modules and rooms are in the failure."""
+    modules = [p for p in PACKAGE_MODULES if _room(p) == room]
+    assert modules, f"room {room} has no module: update LAYERS"
+    climbing = {
+        p.relative_to(PACKAGE).as_posix(): sorted(bad)
+        for p in modules
+        if (bad := _rooms_imported(p) - LAYERS[room] - {room})
+    }
+    assert not climbing, f"{room} imports outside its floors: {climbing}"
+
+
+def test_instrumentation_and_processor_never_import_each_other() -> None:
+    """The two halves meet only in the span attributes (``_codec``): named apart from the table
+    so that widening ``LAYERS`` by mistake cannot silence it."""
+    assert "processor" not in LAYERS["instrumentation"]
+    assert "instrumentation" not in LAYERS["processor"]
+    assert not {"processor", "instrumentation"} & LAYERS["_codec"]
