@@ -77,8 +77,8 @@ def _copy_as_other(span: ReadableSpan) -> ReadableSpan:
 
 
 def test_the_inlined_evidence_test_agrees_with_the_public_one() -> None:
-    """``on_end`` inlines ``_spans.evidence`` for the SDK's ReadableSpan: both must pick the
-    same spans (a picked span's session is tracked by the processor)."""
+    """``_spans.evidence`` reads the SDK's ReadableSpan in place: it and the public reads must
+    pick the same spans (a picked span's session is tracked by the processor)."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))

@@ -32,6 +32,9 @@ from otel_mcp_health.core.progress import ProgressSummary, clocks, summarize
 from otel_mcp_health.core.retries import over_budget
 from otel_mcp_health.core.session import classify_session, judge_in_session
 from otel_mcp_health.core.vocabulary import (
+    NS_PER_S,
+    TOOLS_CALL,
+    TOOLS_LIST,
     CatalogVerdict,
     Era,
     FirstFailedLayer,
@@ -45,9 +48,6 @@ from otel_mcp_health.processor._servers import ServerCatalogs
 from otel_mcp_health.processor._sessions import Session, SessionStore
 from otel_mcp_health.processor.metrics import HealthMetrics
 
-_NS_PER_S: Final = 1_000_000_000
-_TOOLS_CALL: Final = "tools/call"
-_TOOLS_LIST: Final = "tools/list"
 _HANDSHAKES: Final = frozenset(era.value for era in Era)
 _SERVICE_NAME: Final = "service.name"
 _UNKNOWN: Final = "unknown"
@@ -114,10 +114,10 @@ class Engine:
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
     ) -> dict[str, Any]:
         method = _spans.method(attrs)
-        if method == _TOOLS_CALL:
+        if method == TOOLS_CALL:
             verdicts = self._judge_call(span, attrs, session)
             return _verdicts.with_server_name(verdicts, attrs, session.server)
-        if method == _TOOLS_LIST:
+        if method == TOOLS_LIST:
             return self._judge_page(span, attrs, session)
         if method in _HANDSHAKES:
             return self._judge_handshake(span, attrs, session)
@@ -157,7 +157,7 @@ class Engine:
             and session.pending_signal is not None
             and now is not None
         ):
-            lag = (now - session.pending_signal) / _NS_PER_S
+            lag = (now - session.pending_signal) / NS_PER_S
             session.pending_signal = None
             self._metrics.convergence_lag.record(lag, _server_labels(attrs, session))
         return _verdicts.catalog_attributes(result)
@@ -180,7 +180,7 @@ class Engine:
         )
         if not final:
             return {}
-        return self._judge_catalog(span, attrs, session, _TOOLS_LIST)
+        return self._judge_catalog(span, attrs, session, TOOLS_LIST)
 
     # ------------------------------------------------------------------------------------------
     # Handshake

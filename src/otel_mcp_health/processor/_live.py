@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace import Span
 
 from otel_mcp_health import _codec
 from otel_mcp_health.core.progress import clocks
-from otel_mcp_health.core.vocabulary import LiveState
+from otel_mcp_health.core.vocabulary import TOOLS_CALL, LiveState
 from otel_mcp_health.processor import _sdkspan, _spans
 
 _logger = logging.getLogger(__name__)
@@ -30,7 +30,6 @@ MAX_LIVE: Final = 10_000
 #: Other libraries' open CLIENT spans are tracked only while the map is below this: spans an
 #: application leaks (never ended) can never crowd out our own calls.
 MAX_FOREIGN: Final = MAX_LIVE // 2
-_TOOLS_CALL: Final = "tools/call"
 #: span id -> (span, session key; ``None`` for another library's span, read when counting)
 Live = dict[int, tuple[Span, str | None]]
 
@@ -38,7 +37,7 @@ Live = dict[int, tuple[Span, str | None]]
 def track(live: Live, span: Span) -> None:
     """One of our spans starts: kept while open if it is a ``tools/call``."""
     attrs = _sdkspan.open_attributes(span)
-    if _spans.method(attrs) == _TOOLS_CALL and len(live) < MAX_LIVE:
+    if _spans.method(attrs) == TOOLS_CALL and len(live) < MAX_LIVE:
         live[span.context.span_id] = (span, _spans.session_key(attrs))
 
 
@@ -90,4 +89,4 @@ def _key(span: Span, key: str | None) -> str | None:
     if key is not None:
         return key
     attrs = span.attributes or {}
-    return _spans.session_key(attrs) if _spans.method(attrs) == _TOOLS_CALL else None
+    return _spans.session_key(attrs) if _spans.method(attrs) == TOOLS_CALL else None

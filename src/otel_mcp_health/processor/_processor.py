@@ -128,7 +128,6 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
@@ -136,6 +135,7 @@ from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import _options
 from otel_mcp_health import attributes as A
+from otel_mcp_health.core.vocabulary import NS_PER_S
 from otel_mcp_health.processor import _live, _sdkspan, _spans, _verdicts
 from otel_mcp_health.processor._engine import Engine
 from otel_mcp_health.processor._held import HeldCalls
@@ -143,10 +143,9 @@ from otel_mcp_health.processor._sessions import SessionStore
 from otel_mcp_health.processor.metrics import HealthMetrics
 
 _logger = logging.getLogger(__name__)
-_NS_PER_S = 1_000_000_000
 _CLIENT = SpanKind.CLIENT
-_SCOPE = _spans.INSTRUMENTATION_SCOPE
-_SESSION_KEY = A.SESSION_KEY
+_OURS = _spans.OURS
+_FOREIGN_CLIENT = _spans.CLIENT
 _OUTCOME_PENDING = A.OUTCOME_PENDING
 _OUTCOME_SPAN = A.OUTCOME_SPAN_NAME
 
@@ -198,7 +197,7 @@ class McpHealthSpanProcessor(SpanProcessor):
             ),
             store=SessionStore(
                 max_sessions=options.max_sessions,
-                idle_ns=int(options.session_idle_s * _NS_PER_S),
+                idle_ns=int(options.session_idle_s * NS_PER_S),
                 max_pages=options.max_pages,
             ),
             max_age_s=options.catalog_max_age_s,
@@ -223,14 +222,15 @@ class McpHealthSpanProcessor(SpanProcessor):
         """Track in-flight ``tools/call`` spans for the live gauge, then forward."""
         if self._enabled:
             try:
-                if type(span) is Span:  # the SDK's: its fields read directly (see ``_sdkspan``)
-                    scope, kind, context = span._instrumentation_scope, span._kind, span._context
-                else:
-                    scope, kind, context = span.instrumentation_scope, span.kind, span.context
+                recognised = _spans.recognise(span)
                 live = self._live
-                if scope is not None and scope.name == _SCOPE:
+                if recognised == _OURS:
                     _live.track(live, span)
-                elif kind is _CLIENT and context is not None and _live.room_for_foreign(live):
+                elif (
+                    recognised == _FOREIGN_CLIENT
+                    and (context := _sdkspan.context(span)) is not None
+                    and _live.room_for_foreign(live)
+                ):
                     live[context.span_id] = (span, None)  # maybe borrowed: see ``_live``
             except Exception:
                 _logger.debug("mcp_health: on_start failed", exc_info=True)
@@ -251,21 +251,8 @@ class McpHealthSpanProcessor(SpanProcessor):
         """Forward an enriched copy of an MCP span (the original on any error of ours)."""
         forwarded = span
         if self._enabled:
-            try:  # every span ends here: `_spans.evidence` inlined for the SDK's own ReadableSpan
-                if type(span) is ReadableSpan:  # (its fields read directly, see `_sdkspan`)
-                    scope = span._instrumentation_scope
-                    if scope is not None and scope.name == _SCOPE:
-                        attrs = _sdkspan.attributes(span)
-                    elif span._kind is not _CLIENT:
-                        attrs = None
-                    elif type(bounded := span._attributes) is BoundedAttributes and (
-                        bounded._immutable is True and type(inner := bounded._dict) is dict
-                    ):
-                        attrs = inner if _SESSION_KEY in inner else None
-                    else:
-                        attrs = _spans.evidence(span)
-                else:
-                    attrs = _spans.evidence(span)
+            try:  # every span ends here (`_spans.evidence` reads the SDK's spans in place)
+                attrs = _spans.evidence(span)
                 if attrs is not None:
                     judged = self._judged(span, attrs)
                     if judged is None:

@@ -15,9 +15,26 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from opentelemetry.attributes import BoundedAttributes
-from opentelemetry.sdk.trace import Event, ReadableSpan
+from opentelemetry.sdk.trace import Event, ReadableSpan, Span
 from opentelemetry.sdk.util import BoundedList
-from opentelemetry.trace import Link, Status
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+from opentelemetry.trace import Link, SpanContext, SpanKind, Status
+
+
+def scope_and_kind(span: ReadableSpan) -> tuple[InstrumentationScope | None, SpanKind]:
+    """``(span.instrumentation_scope, span.kind)``: every span that starts or ends is asked, so
+    the SDK's own spans' fields are read directly (their properties return exactly these)."""
+    if type(span) is ReadableSpan or type(span) is Span:
+        return span._instrumentation_scope, span._kind
+    return span.instrumentation_scope, span.kind
+
+
+def context(span: ReadableSpan) -> SpanContext | None:
+    """``span.context`` (the SDK's own spans' field read directly)."""
+    found: SpanContext | None = (
+        span._context if type(span) is ReadableSpan or type(span) is Span else span.context
+    )
+    return found
 
 
 def attributes(span: ReadableSpan) -> Mapping[str, Any]:

@@ -51,15 +51,15 @@ from otel_mcp_health.core.evidence import (
     ToolCallCheck,
 )
 from otel_mcp_health.core.traversal import DEFAULT_MAX_PAGES, CursorChain
+from otel_mcp_health.core.vocabulary import NS_PER_S
 from otel_mcp_health.processor._servers import ServerCatalog
 
-_NS_PER_S = 1_000_000_000
 #: Call-time contract findings kept per session (the first of each kind decides the verdict).
 MAX_FINDINGS = 8
 
 
 @dataclass(slots=True, eq=False)
-class Traversal:
+class TraversalFacts:
     """A ``tools/list`` traversal walked page by page: its chain facts, never its pages."""
 
     started_at: int | None
@@ -88,7 +88,7 @@ class Session:
     max_pages: int = DEFAULT_MAX_PAGES
     server: str | None = None
     handshake: HandshakeEvidence | None = None
-    latest: Traversal | None = None
+    latest: TraversalFacts | None = None
     complete: Discovery | None = None
     last_signal: int | None = None
     pending_signal: int | None = None
@@ -129,7 +129,7 @@ class Session:
         """
         traversal = self.latest
         if first or traversal is None:
-            traversal = Traversal(started_at=started_at, chain=CursorChain(self.max_pages))
+            traversal = TraversalFacts(started_at=started_at, chain=CursorChain(self.max_pages))
             self.latest = traversal
         traversal.chain.add(page.cursor, page.next_cursor, failed=page.failed)
         self.version += 1
@@ -245,7 +245,7 @@ class Session:
             completed = self.latest.completed_at if self.latest is not None else None
         if now is None or completed is None:
             return 1
-        return 3 if now - completed > max_age_s * _NS_PER_S else 2
+        return 3 if now - completed > max_age_s * NS_PER_S else 2
 
     def _list_changed(self) -> bool | None:
         capabilities = self.handshake.capabilities if self.handshake is not None else None

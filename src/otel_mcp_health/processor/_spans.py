@@ -7,6 +7,8 @@ itself is decoded by :mod:`._codec`.
 
 from __future__ import annotations
 
+from typing import Final
+
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
@@ -24,21 +26,36 @@ INSTRUMENTATION_SCOPE = "otel_mcp_health.instrumentation"
 
 
 _CLIENT = SpanKind.CLIENT
+#: What :func:`recognise` makes of a span.
+OTHER: Final = 0
+OURS: Final = 1
+CLIENT: Final = 2
+
+
+def recognise(span: ReadableSpan) -> int:
+    """:data:`OURS` for a span our instrumentation records (by scope: one read, one compare, the
+    whole cost of most non-MCP spans), :data:`CLIENT` for another library's CLIENT span (the
+    instrumentation may enrich it instead of adding a second one: FastMCP's ``Client``,
+    frameworks that trace MCP themselves), :data:`OTHER` for anything else. Asked of every span
+    that starts and every span that ends, so the SDK's own are read in place (:mod:`._sdkspan`).
+    """
+    scope, kind = _sdkspan.scope_and_kind(span)
+    if scope is not None and scope.name == INSTRUMENTATION_SCOPE:
+        return OURS
+    return CLIENT if kind is _CLIENT else OTHER
 
 
 def evidence(span: ReadableSpan) -> Attributes | None:
     """The attributes (read in place, never modify them) of a finished span that carries our
     evidence, whichever library created it; ``None`` for any other span.
 
-    Ours by scope (one attribute read, one compare: the whole cost of most non-MCP spans), or
-    another library's CLIENT span that the instrumentation enriched instead of adding a second
-    one (FastMCP's ``Client``, frameworks that trace MCP themselves): it carries our session key.
-    ``McpHealthSpanProcessor.on_end`` inlines this test for the SDK's own ``ReadableSpan``.
+    Ours (:func:`recognise`), or another library's CLIENT span that the instrumentation
+    enriched: it carries our session key.
     """
-    scope = span.instrumentation_scope
-    if scope is not None and scope.name == INSTRUMENTATION_SCOPE:
+    recognised = recognise(span)
+    if recognised == OURS:
         return _sdkspan.attributes(span)
-    if span.kind is not _CLIENT:
+    if recognised != CLIENT:
         return None
     attrs = _sdkspan.attributes(span)
     return attrs if A.SESSION_KEY in attrs else None

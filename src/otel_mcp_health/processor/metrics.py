@@ -66,7 +66,7 @@ from opentelemetry.metrics import (
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.bounds import LabelBudget
 from otel_mcp_health.core.calls import CallResult
-from otel_mcp_health.core.vocabulary import LiveState
+from otel_mcp_health.core.vocabulary import TOOLS_CALL, LiveState
 from otel_mcp_health.version import __version__
 
 #: Returns the number of in-flight ``tools/call`` spans per live state.
@@ -208,7 +208,7 @@ class HealthMetrics:
         verdict = {
             A.VERDICT: result.verdict.value,
             A.CALL_FIRST_FAILED_LAYER: result.first_failed_layer.value,
-            A.MCP_METHOD_NAME: "tools/call",
+            A.MCP_METHOD_NAME: TOOLS_CALL,
         }
         outcome = {
             A.PROTOCOL_ENVELOPE: result.envelope,
