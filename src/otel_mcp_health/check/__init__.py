@@ -19,7 +19,7 @@ from typing import TextIO
 
 from otel_mcp_health import OutcomePolicy
 from otel_mcp_health.check._options import (
-    DEFAULT_MAX_PAGES,
+    CHECK_MAX_PAGES,
     DEFAULT_TIMEOUT_S,
     ERA_MODES,
     CheckOptions,
@@ -101,9 +101,9 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-pages",
         type=int,
-        default=DEFAULT_MAX_PAGES,
+        default=CHECK_MAX_PAGES,
         metavar="N",
-        help=f"page cap of one discovery (default {DEFAULT_MAX_PAGES})",
+        help=f"page cap of one discovery (default {CHECK_MAX_PAGES})",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(

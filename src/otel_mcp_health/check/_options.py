@@ -16,8 +16,12 @@ from otel_mcp_health import OutcomePolicy, OutcomePolicyError
 
 #: Default bound of the whole check (handshake, discovery, watch and call), in seconds.
 DEFAULT_TIMEOUT_S: Final = 30.0
-#: Default page cap of one discovery: a server that keeps handing out new cursors is cut off.
-DEFAULT_MAX_PAGES: Final = 100
+#: Default page cap of one discovery (``--max-pages``): a server that keeps handing out new cursors
+#: is cut off. Deliberately a tenth of :data:`otel_mcp_health.core.traversal.DEFAULT_MAX_PAGES`
+#: (the passive traversal cap): the check sends every page request itself, inside one
+#: ``--timeout`` budget, and stopping well below the processor's cap means the processor sees
+#: the whole chain the check walked (documented in docs/configuration.md).
+CHECK_MAX_PAGES: Final = 100
 #: ``Client`` modes by ``--era``: ``auto`` probes ``server/discover`` and falls back to
 #: ``initialize``.
 ERA_MODES: Final = {"auto": "auto", "legacy": "legacy", "modern": "2026-07-28"}
@@ -44,7 +48,7 @@ class CheckOptions:
     #: The outcome policy of the call: ``--outcomes FILE``, or the one entry a shorthand built.
     outcomes: OutcomePolicy | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
-    max_pages: int = DEFAULT_MAX_PAGES
+    max_pages: int = CHECK_MAX_PAGES
     otlp: bool = False
 
     @property

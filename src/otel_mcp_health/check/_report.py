@@ -20,6 +20,7 @@ from otel_mcp_health.check._driver import Facts
 from otel_mcp_health.check._options import CheckOptions
 from otel_mcp_health.core.vocabulary import (
     LAYERS,
+    TOOLS_CALL,
     CatalogVerdict,
     FirstFailedLayer,
     LayerStatus,
@@ -113,7 +114,7 @@ def _call(spans: Sequence[ReadableSpan], tool: str) -> dict[str, Any] | None:
     calls = [
         _attrs(s)
         for s in spans
-        if _attrs(s).get(A.MCP_METHOD_NAME) == "tools/call" and A.VERDICT in _attrs(s)
+        if _attrs(s).get(A.MCP_METHOD_NAME) == TOOLS_CALL and A.VERDICT in _attrs(s)
     ]
     if not calls:
         return None

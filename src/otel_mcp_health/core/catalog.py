@@ -30,12 +30,11 @@ from otel_mcp_health.core.traversal import (
     CursorChain,
 )
 from otel_mcp_health.core.vocabulary import (
+    NS_PER_S,
     CatalogVerdict,
     ClientSource,
     NextAction,
 )
-
-_NS_PER_S = 1_000_000_000
 
 # Reason codes (docs/model.md#reasons), one constant each.
 NO_DISCOVERY = Reason.NO_DISCOVERY
@@ -187,7 +186,7 @@ def _silent_server(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
         return Decision(
             CatalogVerdict.UNVERIFIABLE, CLOCK_UNOBSERVED, NextAction.BOUNDED_REDISCOVERY
         )
-    if evidence.now - completed > policy.max_age_seconds * _NS_PER_S:
+    if evidence.now - completed > policy.max_age_seconds * NS_PER_S:
         return Decision(CatalogVerdict.STALE, REFRESH_OVERDUE, NextAction.BOUNDED_REDISCOVERY)
     return None
 

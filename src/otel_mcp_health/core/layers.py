@@ -22,6 +22,7 @@ from otel_mcp_health.core.evidence import NOT_APPLICABLE, CallEvidence
 from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.vocabulary import (
     LAYERS,
+    METHOD_NOT_FOUND,
     OUTCOME_NOT_REQUIRED,
     SILENT_TRANSPORT_OUTCOMES,
     AuthError,
@@ -114,7 +115,7 @@ def _protocol(call: CallEvidence) -> LayerJudgement:
     if p.error_code is not None:
         action = (
             NextAction.BOUNDED_REDISCOVERY
-            if p.error_code == -32601
+            if p.error_code == METHOD_NOT_FOUND
             else NextAction.FIX_REQUEST_CONTRACT
         )
         return _failed(f"jsonrpc_{p.error_code}", action)

@@ -19,10 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from otel_mcp_health.core.evidence import ProgressEvidence
-from otel_mcp_health.core.reasons import Reason
-from otel_mcp_health.core.vocabulary import LiveState
-
-_NS_PER_S = 1_000_000_000
+from otel_mcp_health.core.vocabulary import NS_PER_S, LiveState
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,17 +37,9 @@ class ProgressSummary:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClockState:
-    """The two clocks of an in-flight call at ``now``; ``expired`` names the one that ran out."""
+    """The two clocks of an in-flight call at ``now``: ``working`` inside both, else ``stalled``."""
 
     live_state: LiveState | None
-    expired: str | None
-    idle_elapsed_seconds: float | None
-    deadline_elapsed_seconds: float | None
-
-
-IDLE_WINDOW = Reason.IDLE_WINDOW
-DEADLINE = Reason.DEADLINE
-CLOCK_UNOBSERVED = Reason.CLOCK_UNOBSERVED
 
 
 def summarize(progress: ProgressEvidence) -> ProgressSummary:
@@ -85,7 +74,7 @@ def summarize(progress: ProgressEvidence) -> ProgressSummary:
         count=len(events),
         valid_count=valid,
         monotonic=monotonic,
-        max_gap_seconds=max_gap / _NS_PER_S if max_gap is not None else None,
+        max_gap_seconds=max_gap / NS_PER_S if max_gap is not None else None,
         late_count=late,
         wrong_token_count=wrong,
         last_valid_at=last_valid_at,
@@ -99,30 +88,16 @@ def clocks(progress: ProgressEvidence) -> ClockState:
     configured, the call cannot be shown to be inside its clocks and counts as ``stalled``.
     """
     if not progress.in_flight:
-        return ClockState(
-            live_state=None, expired=None, idle_elapsed_seconds=None, deadline_elapsed_seconds=None
-        )
+        return ClockState(live_state=None)
     now, started = progress.now, progress.started_at
     idle, deadline = progress.idle_window_seconds, progress.deadline_seconds
     if now is None or started is None or (idle is None and deadline is None):
-        return ClockState(
-            live_state=LiveState.STALLED,
-            expired=CLOCK_UNOBSERVED,
-            idle_elapsed_seconds=None,
-            deadline_elapsed_seconds=None,
-        )
+        return ClockState(live_state=LiveState.STALLED)
     summary = summarize(progress)
     since = summary.last_valid_at if summary.last_valid_at is not None else started
-    idle_elapsed = (now - since) / _NS_PER_S
-    deadline_elapsed = (now - started) / _NS_PER_S
-    expired: str | None = None
-    if deadline is not None and deadline_elapsed > deadline:
-        expired = DEADLINE
-    elif idle is not None and idle_elapsed > idle:
-        expired = IDLE_WINDOW
-    return ClockState(
-        live_state=LiveState.STALLED if expired else LiveState.WORKING,
-        expired=expired,
-        idle_elapsed_seconds=idle_elapsed,
-        deadline_elapsed_seconds=deadline_elapsed,
+    idle_elapsed = (now - since) / NS_PER_S
+    deadline_elapsed = (now - started) / NS_PER_S
+    expired = (deadline is not None and deadline_elapsed > deadline) or (
+        idle is not None and idle_elapsed > idle
     )
+    return ClockState(live_state=LiveState.STALLED if expired else LiveState.WORKING)

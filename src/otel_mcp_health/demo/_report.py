@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.calls import Rates
-from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED
+from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED, TOOLS_CALL
 from otel_mcp_health.demo._scenarios import SCENARIO_ATTRIBUTE, Scenario
 
 EXIT_OK: Final = 0
@@ -113,7 +113,7 @@ def _rates(spans: Sequence[ReadableSpan]) -> Rates:
     calls = envelopes = verified = 0
     for span in spans:
         attrs = span.attributes or {}
-        if attrs.get(A.MCP_METHOD_NAME) != "tools/call" or A.VERDICT not in attrs:
+        if attrs.get(A.MCP_METHOD_NAME) != TOOLS_CALL or A.VERDICT not in attrs:
             continue
         calls += 1
         envelopes += attrs.get(A.layer_attribute("protocol")) == "passed"

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health.core.vocabulary import TOOLS_CALL
 
 #: Put in every argument value the demo sends. The servers echo arguments in their results and
 #: error messages; the test suite checks that this value never reaches the printed output.
@@ -28,7 +29,7 @@ class Scenario:
 
 
 def _call(tool: str, verdict: str) -> tuple[str, str]:
-    return (f"tools/call {tool}", verdict)
+    return (f"{TOOLS_CALL} {tool}", verdict)
 
 
 # The demo's contract with itself, in running order. A scenario's spans are compared with its

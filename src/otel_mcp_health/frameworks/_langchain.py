@@ -15,7 +15,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from otel_mcp_health.frameworks._hooks import Framework, Patch
-from otel_mcp_health.frameworks._report import report_install
+from otel_mcp_health.frameworks._report import collecting, report_install
 
 #: The MCP definitions converted inside the current ``load_mcp_tools``.
 _CONVERTED: ContextVar[list[Any] | None] = ContextVar("otel_mcp_health_langchain", default=None)
@@ -24,18 +24,12 @@ _CONVERTED: ContextVar[list[Any] | None] = ContextVar("otel_mcp_health_langchain
 async def _load_mcp_tools(
     wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
-    from otel_mcp_health.instrumentation import _state
+    session = args[0] if args else kwargs.get("session")
 
-    converted: list[Any] = []
-    token, listing = _CONVERTED.set(converted), _state.LISTING.set(None)
-    try:
-        tools = await wrapped(*args, **kwargs)
-        session = args[0] if args else kwargs.get("session")
-        report_install(session if session is not None else _state.LISTING.get(), converted)
-        return tools
-    finally:
-        _CONVERTED.reset(token)
-        _state.LISTING.reset(listing)
+    def report(tools: Any, converted: list[Any], listing: Any) -> None:
+        report_install(session if session is not None else listing, converted)
+
+    return await collecting(_CONVERTED, wrapped, args, kwargs, report)
 
 
 def _convert(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -22,7 +22,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from otel_mcp_health.frameworks._hooks import Framework, Patch
-from otel_mcp_health.frameworks._report import report_install
+from otel_mcp_health.frameworks._report import appending_to, collecting, report_install
 
 _logger = logging.getLogger(__name__)
 
@@ -30,30 +30,16 @@ _logger = logging.getLogger(__name__)
 _FETCHED: ContextVar[list[Any] | None] = ContextVar("otel_mcp_health_llama_index", default=None)
 
 
-async def _fetch_tools(
-    wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
-    tools = await wrapped(*args, **kwargs)
-    fetched = _FETCHED.get()
-    if fetched is not None:
-        fetched.append(tools)
-    return tools
+_fetch_tools = appending_to(_FETCHED)
 
 
 async def _to_tool_list_async(
     wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
-    from otel_mcp_health.instrumentation import _state
+    def report(tools: Any, fetched: list[Any], listing: Any) -> None:
+        _report(instance, fetched, listing)
 
-    fetched: list[Any] = []
-    token, listing = _FETCHED.set(fetched), _state.LISTING.set(None)
-    try:
-        tools = await wrapped(*args, **kwargs)
-        _report(instance, fetched, _state.LISTING.get())
-        return tools
-    finally:
-        _FETCHED.reset(token)
-        _state.LISTING.reset(listing)
+    return await collecting(_FETCHED, wrapped, args, kwargs, report)
 
 
 def _report(spec: Any, fetched: list[Any], listing: Any) -> None:

@@ -28,7 +28,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from otel_mcp_health.frameworks._hooks import Framework, Patch
-from otel_mcp_health.frameworks._report import report_install
+from otel_mcp_health.frameworks._report import appending_to, collecting, report_install
 
 _logger = logging.getLogger(__name__)
 
@@ -38,30 +38,16 @@ _LISTED: ContextVar[list[Any] | None] = ContextVar("otel_mcp_health_pydantic_ai"
 _REPORTED: weakref.WeakKeyDictionary[Any, tuple[Any, Any]] = weakref.WeakKeyDictionary()
 
 
-async def _list_tools(
-    wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
-    tools = await wrapped(*args, **kwargs)
-    listed = _LISTED.get()
-    if listed is not None:
-        listed.append(tools)
-    return tools
+_list_tools = appending_to(_LISTED)
 
 
 async def _get_tools(
     wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
-    from otel_mcp_health.instrumentation import _state
+    def report(tools: Any, listed: list[Any], listing: Any) -> None:
+        _report(instance, listed, listing, tools)
 
-    listed: list[Any] = []
-    token, listing = _LISTED.set(listed), _state.LISTING.set(None)
-    try:
-        tools = await wrapped(*args, **kwargs)
-        _report(instance, listed, _state.LISTING.get(), tools)
-        return tools
-    finally:
-        _LISTED.reset(token)
-        _state.LISTING.reset(listing)
+    return await collecting(_LISTED, wrapped, args, kwargs, report)
 
 
 def _report(toolset: Any, listed: list[Any], listing: Any, installed: Any) -> None:

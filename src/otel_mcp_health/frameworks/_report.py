@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Any
 
 _logger = logging.getLogger(__name__)
@@ -22,3 +24,47 @@ def report_install(source: Any, tools: list[Any]) -> None:
         record_installed_tools(source, tools)
     except Exception:  # the framework's install must go on whatever happens to our record
         _logger.debug("otel-mcp-health: framework install record failed", exc_info=True)
+
+
+#: What a listing hook collects into: a fresh list inside the outer call, ``None`` outside it.
+Collected = ContextVar[list[Any] | None]
+#: ``report(result, collected, listing)``: what the outer call reports once it returned.
+Reporter = Callable[[Any, list[Any], Any], None]
+Wrapper = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
+
+
+async def collecting(
+    collected: Collected,
+    wrapped: Callable[..., Awaitable[Any]],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    report: Reporter,
+) -> Any:
+    """Await ``wrapped`` with a fresh list in ``collected`` and the instrumentation's latest
+    application listing cleared, then ``report`` its result, the list and that listing."""
+    from otel_mcp_health.instrumentation import _state
+
+    items: list[Any] = []
+    token, listing = collected.set(items), _state.LISTING.set(None)
+    try:
+        result = await wrapped(*args, **kwargs)
+        report(result, items, _state.LISTING.get())
+        return result
+    finally:
+        collected.reset(token)
+        _state.LISTING.reset(listing)
+
+
+def appending_to(collected: Collected) -> Wrapper:
+    """A hook that appends each result of the wrapped coroutine to ``collected`` (when set)."""
+
+    async def _append(
+        wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        result = await wrapped(*args, **kwargs)
+        items = collected.get()
+        if items is not None:
+            items.append(result)
+        return result
+
+    return _append
