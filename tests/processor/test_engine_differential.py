@@ -1,11 +1,12 @@
 """The incremental engine gives exactly the verdicts of the full derivation.
 
 The engine memoizes each session's handshake facts and catalog verdict and judges a call from
-those plus the call's own evidence; ``Engine.incremental = False`` re-derives the whole session
-for every span (the former algorithm). The same recorded spans are replayed into both, and every
-exported attribute and metric value must be equal: over every row of the parity scenario table
-and over a hypothesis stream of sessions (handshakes, pages, signals, installs, calls, ends), three
-sessions of which may name the same server and so share its catalog state.
+those plus the call's own evidence; the oracle (``full_derivation.FullDerivation``, in the tests
+only) re-derives the whole session for every span (the former algorithm). The same recorded spans
+are replayed into both, and every exported attribute and metric value must be equal: over every
+row of the parity scenario table and over a hypothesis stream of sessions (handshakes, pages,
+signals, installs, calls, ends), three sessions of which may name the same server and so share its
+catalog state.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from full_derivation import install as install_full_derivation
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.sdk.metrics import MeterProvider
@@ -59,7 +61,8 @@ def _replay(spans: list[ReadableSpan], *, incremental: bool) -> tuple[list[Any],
     processor = McpHealthSpanProcessor(
         SimpleSpanProcessor(exporter), meter_provider=MeterProvider(metric_readers=[reader])
     )
-    processor._engine.incremental = incremental
+    if not incremental:
+        install_full_derivation(processor)
     for span in spans:
         processor.on_end(span)
     exported = [(s.name, dict(s.attributes or {})) for s in exporter.get_finished_spans()]

@@ -20,11 +20,9 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.calls import CallResult
-from otel_mcp_health.core.catalog import classify_catalog
 from otel_mcp_health.core.contract import VERDICT_RULES
 from otel_mcp_health.core.evidence import (
     AuthorizationEvidence,
-    CallEvidence,
     ProgressEvidence,
     SessionEvidence,
 )
@@ -43,7 +41,7 @@ from otel_mcp_health.core.vocabulary import (
 )
 from otel_mcp_health.processor import _sdkspan, _spans, _verdicts
 from otel_mcp_health.processor._incidents import Incidents, SilentCall, SilentCalls
-from otel_mcp_health.processor._memo import MAX_CELLS, CallMemo, Decoded, Judged, decode, judgement
+from otel_mcp_health.processor._memo import MAX_CELLS, CallMemo, Decoded, Judged, judgement
 from otel_mcp_health.processor._servers import ServerCatalogs
 from otel_mcp_health.processor._sessions import Session, SessionStore
 from otel_mcp_health.processor.metrics import HealthMetrics
@@ -81,8 +79,6 @@ class Engine:
         self._silent = SilentCalls()
         self._servers = ServerCatalogs()
         self._lock = threading.Lock()
-        #: Judge from the memoized session facts (``False``: re-derive everything per span).
-        self.incremental = True
         self._memo = CallMemo()
         self._resource: Resource | None = None
         self._service_name = _UNKNOWN
@@ -141,10 +137,7 @@ class Engine:
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session, kind: str
     ) -> dict[str, Any]:
         now = span.end_time
-        if self.incremental:
-            result = session.catalog_result(now, self._max_age_s)
-        else:
-            result = classify_catalog(session.catalog(now, self._max_age_s))
+        result = self._memo.catalog_result(session, now, self._max_age_s)
         labels = {
             A.CATALOG_VERDICT: result.verdict.value,
             A.CATALOG_REASON: str(result.reason),
@@ -221,7 +214,7 @@ class Engine:
     ) -> dict[str, Any]:
         if _codec.decode_cancelled(attrs) and attrs.get(A.TRANSPORT_REQUEST_WRITTEN) is False:
             return {}  # cancelled before the request was written: no call (docs/model.md)
-        decoded = self._memo.decoded(attrs) if self.incremental else decode(attrs)
+        decoded = self._memo.decoded(attrs)
         if decoded.finding is not None:
             session.add_finding(decoded.finding)
         # "no authorized exchange has succeeded since": a failure carries forward.
@@ -260,11 +253,8 @@ class Engine:
             progress = _progress(span, attrs, events)
         summary = summarize(progress) if progress is not None else None
         call = decoded.call if carried is None else replace(decoded.call, authorization=carried)
-        if not self.incremental:  # the full derivation, kept for the differential test
-            progress = progress or _progress(span, attrs, events)
-            return self._derive(session, now, call, progress), summary
-        facts = session.handshake_facts()
-        catalog = session.catalog_result(now, self._max_age_s)
+        facts = self._memo.handshake_facts(session)
+        catalog = self._memo.catalog_result(session, now, self._max_age_s)
         live = None if progress is None else clocks(progress).live_state
         context = self._memo.context(session, facts, catalog, carried=carried, live=live)
         judged = decoded.judged.get(context)
@@ -273,18 +263,6 @@ class Engine:
             outcome = judge_in_session(call, progress, handshake=facts, catalog=catalog)
             judged = self._memo.remember(decoded, context, judgement(call, outcome))
         return judged, summary
-
-    def _derive(
-        self, session: Session, now: int | None, call: CallEvidence, progress: ProgressEvidence
-    ) -> Judged:
-        """The call judged by re-deriving its whole session (no memo, no cached facts)."""
-        evidence = SessionEvidence(
-            handshake=session.handshake,
-            catalog=session.catalog(now, self._max_age_s),
-            call=call,
-            progress=progress,
-        )
-        return judgement(call, classify_session(evidence))
 
     def _count_call(
         self, attrs: Mapping[str, Any], session: Session, decoded: Decoded, judged: Judged

@@ -12,7 +12,11 @@ cost far more than recognising a shape seen before, so the engine keeps bounded 
   authorization failure, the live state and the tokens of the session's handshake facts and
   catalog verdict, :meth:`CallMemo.token`);
 * :meth:`CallMemo.server`: the server identity a span's metrics are labelled with, keyed on the
-  values and types of :data:`SERVER_KEYS` and the session's fallback (every span asks for it).
+  values and types of :data:`SERVER_KEYS` and the session's fallback (every span asks for it);
+* per session (:class:`SessionMemo`, held by the session but kept only here): its handshake facts,
+  derived once per handshake (:meth:`CallMemo.handshake_facts`), and its catalog verdict, derived
+  once per version of its evidence and side of the refresh deadline
+  (:meth:`CallMemo.catalog_result`), each with its token.
 
 A memo is cleared when full; a value that cannot be hashed (a list in a hand-built span) is
 simply not memoized.
@@ -22,18 +26,25 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.calls import CallResult
-from otel_mcp_health.core.catalog import CatalogResult
-from otel_mcp_health.core.contract import HandshakeFacts
-from otel_mcp_health.core.evidence import AuthorizationEvidence, CallEvidence, ToolCallCheck
+from otel_mcp_health.core.catalog import CatalogResult, classify_catalog
+from otel_mcp_health.core.contract import HandshakeFacts, handshake_facts
+from otel_mcp_health.core.evidence import (
+    AuthorizationEvidence,
+    CallEvidence,
+    HandshakeEvidence,
+    ToolCallCheck,
+)
 from otel_mcp_health.core.session import SessionResult
 from otel_mcp_health.core.vocabulary import CatalogVerdict, Layer, LayerStatus, LiveState
 from otel_mcp_health.processor import _spans, _verdicts
-from otel_mcp_health.processor._sessions import Session
+
+if TYPE_CHECKING:  # the session holds its memo: a runtime import would be circular
+    from otel_mcp_health.processor._sessions import Session
 
 #: Every attribute :func:`_codec.decode_call` and :func:`_codec.decode_tool_call_check` read, and
 #: the outcome and server attributes the call's metrics are labelled with.
@@ -76,6 +87,18 @@ MAX_JUDGEMENTS: Final = 4096
 MAX_CELLS: Final = 8
 #: Interned session facts kept at once (tokens are never reused, so clearing is always safe).
 MAX_TOKENS: Final = 4096
+
+
+@dataclass(slots=True, eq=False)
+class SessionMemo:
+    """One session's memoized facts: each result with what it was derived from, and its token
+    (``-1`` when the result was derived again and its token is not known yet)."""
+
+    facts: tuple[HandshakeEvidence | None, HandshakeFacts] | None = None
+    #: ``((session version, server version), handshake, freshness, verdict)``
+    catalog: tuple[tuple[int, int], HandshakeEvidence | None, int, CatalogResult] | None = None
+    facts_token: int = -1
+    catalog_token: int = -1
 
 
 @dataclass(slots=True, eq=False)
@@ -192,8 +215,9 @@ class CallMemo:
 
     def facts_token(self, session: Session, facts: HandshakeFacts) -> int:
         """The token of what the contract reads of the session's handshake facts (``facts`` is
-        ``session.handshake_facts()``, which resets the token whenever it derives them again)."""
-        if session.facts_token < 0:
+        :meth:`handshake_facts`, which resets the token whenever it derives them again)."""
+        memo = session.memo
+        if memo.facts_token < 0:
             failed = facts.failed
             value = (
                 facts.compatible,
@@ -202,15 +226,46 @@ class CallMemo:
                 if failed is None
                 else (failed.first_failed, failed.reason, failed.next_action),
             )
-            session.facts_token = self.token(("facts", value))
-        return session.facts_token
+            memo.facts_token = self.token(("facts", value))
+        return memo.facts_token
 
     def catalog_token(self, session: Session, catalog: CatalogResult) -> int:
-        """The token of the session's catalog verdict (``catalog`` is ``session.catalog_result``,
+        """The token of the session's catalog verdict (``catalog`` is :meth:`catalog_result`,
         which resets the token whenever it derives the verdict again)."""
-        if session.catalog_token < 0:
-            session.catalog_token = self.token(("catalog", catalog))
-        return session.catalog_token
+        memo = session.memo
+        if memo.catalog_token < 0:
+            memo.catalog_token = self.token(("catalog", catalog))
+        return memo.catalog_token
+
+    def handshake_facts(self, session: Session) -> HandshakeFacts:
+        """What the contract needs from the session's handshake, derived once per handshake."""
+        memo = session.memo
+        found = memo.facts
+        if found is None or found[0] is not session.handshake:
+            found = (session.handshake, handshake_facts(session.handshake, uses_tools=True))
+            memo.facts = found
+            memo.facts_token = -1
+        return found[1]
+
+    def catalog_result(self, session: Session, now: int | None, max_age_s: float) -> CatalogResult:
+        """The session's catalog verdict at ``now``, derived once per version of its evidence
+        (and, for a server that cannot signal changes, once per side of the refresh deadline)."""
+        freshness = session.freshness(now, max_age_s)
+        shared = session.shared
+        version = (session.version, shared.version if shared is not None else -1)
+        memo = session.memo
+        found = memo.catalog
+        if (
+            found is not None
+            and found[0] == version
+            and found[1] is session.handshake
+            and found[2] == freshness
+        ):
+            return found[3]
+        result = classify_catalog(session.catalog(now, max_age_s))
+        memo.catalog = (version, session.handshake, freshness, result)
+        memo.catalog_token = -1
+        return result
 
 
 def judgement(call: CallEvidence, outcome: SessionResult) -> Judged:

@@ -32,15 +32,9 @@ thread-safe by itself: the processor holds its lock around every use.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from otel_mcp_health.core.catalog import (
-    DIGEST_UNAVAILABLE,
-    CatalogResult,
-    chain_defect,
-    classify_catalog,
-)
-from otel_mcp_health.core.contract import HandshakeFacts, handshake_facts
+from otel_mcp_health.core.catalog import DIGEST_UNAVAILABLE, chain_defect
 from otel_mcp_health.core.evidence import (
     AuthorizationEvidence,
     CatalogEvidence,
@@ -52,6 +46,7 @@ from otel_mcp_health.core.evidence import (
 )
 from otel_mcp_health.core.traversal import DEFAULT_MAX_PAGES, CursorChain
 from otel_mcp_health.core.vocabulary import NS_PER_S
+from otel_mcp_health.processor._memo import SessionMemo
 from otel_mcp_health.processor._servers import ServerCatalog
 
 #: Call-time contract findings kept per session (the first of each kind decides the verdict).
@@ -101,16 +96,11 @@ class Session:
     #: What the sessions of this session's server share (known from its handshake span).
     shared: ServerCatalog | None = None
     #: Bumped whenever evidence the catalog verdict reads changes (pages, signals, installs,
-    #: findings): the memoized facts below are valid for one version (docs/model.md#catalog).
+    #: findings): a memoized catalog verdict is valid for one version (docs/model.md#catalog).
     version: int = 0
-    _catalog_memo: tuple[tuple[int, int], HandshakeEvidence | None, int, CatalogResult] | None = (
-        None
-    )
-    _facts_memo: tuple[HandshakeEvidence | None, HandshakeFacts] | None = None
-    #: The engine's memo tokens (:mod:`otel_mcp_health.processor._memo`) of the two results above;
-    #: ``-1`` when a result was derived again and its token is not known yet.
-    facts_token: int = -1
-    catalog_token: int = -1
+    #: What the engine memoizes for this session (read and written by
+    #: :mod:`otel_mcp_health.processor._memo` only).
+    memo: SessionMemo = field(default_factory=SessionMemo)
 
     # -- catalog -------------------------------------------------------------------------------
     def add_page(
@@ -207,35 +197,9 @@ class Session:
             self.findings = (*self.findings, finding)
             self.version += 1
 
-    def handshake_facts(self) -> HandshakeFacts:
-        """What the contract needs from the handshake, derived once per handshake."""
-        memo = self._facts_memo
-        if memo is None or memo[0] is not self.handshake:
-            memo = (self.handshake, handshake_facts(self.handshake, uses_tools=True))
-            self._facts_memo = memo
-            self.facts_token = -1
-        return memo[1]
-
-    def catalog_result(self, now: int | None, max_age_s: float) -> CatalogResult:
-        """The catalog verdict at ``now``, derived once per version of its evidence (and, for a
-        server that cannot signal changes, once per side of the refresh deadline)."""
-        freshness = self._freshness(now, max_age_s)
-        version = (self.version, self.shared.version if self.shared is not None else -1)
-        memo = self._catalog_memo
-        if (
-            memo is not None
-            and memo[0] == version
-            and memo[1] is self.handshake
-            and memo[2] == freshness
-        ):
-            return memo[3]
-        result = classify_catalog(self.catalog(now, max_age_s))
-        self._catalog_memo = (version, self.handshake, freshness, result)
-        self.catalog_token = -1
-        return result
-
-    def _freshness(self, now: int | None, max_age_s: float) -> int:
-        """The only way ``now`` enters the catalog rules: the bounded refresh policy."""
+    def freshness(self, now: int | None, max_age_s: float) -> int:
+        """The only way ``now`` enters the catalog rules: the bounded refresh policy (a memo
+        key of the catalog verdict)."""
         if self._catalog_list_changed() is True:
             return 0
         inherited = self.inherited

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.trace import Status, StatusCode
@@ -20,7 +20,9 @@ from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import CatalogResult
 from otel_mcp_health.core.progress import ProgressSummary
 from otel_mcp_health.processor import _sdkspan
-from otel_mcp_health.processor._sessions import Session
+
+if TYPE_CHECKING:  # the sessions import the memo, which writes verdicts
+    from otel_mcp_health.processor._sessions import Session
 
 Attributes = Mapping[str, Any]
 #: Exception-event members that may be forwarded: the class name and the "escaped" flag. The
