@@ -94,3 +94,17 @@ def test_held_calls_are_bounded(pipeline: Pipeline, monkeypatch: pytest.MonkeyPa
     spans = SessionSpans(pipeline.tracer)
     _borrowed_call(pipeline, spans, **{A.OUTCOME_PENDING: True}).end(end_time=at(0))
     assert _verdict(_call(pipeline)) == ("unverified", "no_outcome_verifier")
+
+
+def test_a_session_that_ends_before_the_receipt_keeps_its_facts_for_the_held_call(
+    pipeline: Pipeline,
+) -> None:
+    """FastMCP ends its span when the call returns, and an agent run may close the session before
+    a slow verifier answers: the held call is still judged against its session's discovery."""
+    spans = SessionSpans(pipeline.tracer)
+    call = _borrowed_call(pipeline, spans, **{A.OUTCOME_PENDING: True})
+    call.end(end_time=at(0))
+    spans.end_session(0.1)
+    _receipt(pipeline, spans, call)
+    assert _verdict(_call(pipeline)) == ("healthy", "ok")
+    assert pipeline.counts(A.METRIC_CALLS, A.VERDICT) == {"healthy": 1}

@@ -17,6 +17,7 @@ from typing import Any, Final
 from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_mcp_health import _codec
+from otel_mcp_health.processor import _spans
 
 #: Calls held at once; a span beyond this is judged at once, without its receipt.
 MAX_HELD: Final = 1024
@@ -29,7 +30,8 @@ class HeldCalls:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._held: dict[int, ReadableSpan] = {}
+        #: span id -> (the held call, its session key: the session stays open for it)
+        self._held: dict[int, tuple[ReadableSpan, str | None]] = {}
         self._early: dict[int, dict[str, Any]] = {}
 
     def call_ended(
@@ -44,8 +46,13 @@ class HeldCalls:
             early = self._early.pop(span_id, None)
             if early is not None or len(self._held) >= MAX_HELD:
                 return False, early
-            self._held[span_id] = span
+            self._held[span_id] = (span, _spans.session_key(attrs))
         return True, None
+
+    def has_calls(self, key: str) -> bool:
+        """Whether a call of session ``key`` waits for its receipt (its facts must stay)."""
+        with self._lock:
+            return any(known == key for _, known in self._held.values())
 
     def receipt_ended(self, receipt: ReadableSpan) -> tuple[ReadableSpan, dict[str, Any]] | None:
         """A receipt span ended: the held call it completes, with the receipt's attributes (or
@@ -57,9 +64,9 @@ class HeldCalls:
         }
         with self._lock:
             for link in receipt.links:
-                call = self._held.pop(link.context.span_id, None)
-                if call is not None:
-                    return call, extra
+                held = self._held.pop(link.context.span_id, None)
+                if held is not None:
+                    return held[0], extra
                 if len(self._early) < MAX_HELD:
                     self._early[link.context.span_id] = extra
         return None
@@ -67,6 +74,6 @@ class HeldCalls:
     def drain(self) -> list[ReadableSpan]:
         """Every held span, forgotten (flush, shutdown)."""
         with self._lock:
-            spans = list(self._held.values())
+            spans = [span for span, _ in self._held.values()]
             self._held.clear()
         return spans

@@ -202,8 +202,12 @@ class McpHealthSpanProcessor(SpanProcessor):
             ),
             max_age_s=options.catalog_max_age_s,
             supported_versions=options.supported_versions,
-            has_live_calls=functools.partial(_live.has_calls, self._live),
+            has_live_calls=self._session_has_calls,
         )
+
+    def _session_has_calls(self, key: str) -> bool:
+        """A closed session's facts stay while a call of it is open or held for its receipt."""
+        return _live.has_calls(self._live, key) or self._held.has_calls(key)
 
     @property
     def _sessions(self) -> SessionStore:
@@ -262,11 +266,7 @@ class McpHealthSpanProcessor(SpanProcessor):
                     self._live.pop(context.span_id, None)  # tracked, never got our evidence
             except Exception:
                 _logger.debug("mcp_health: on_end failed", exc_info=True)
-        for processor in self._downstream:
-            try:
-                processor.on_end(forwarded)
-            except Exception as error:
-                _downstream_raised(processor, "on_end", error)
+        self._forward(forwarded)
 
     def _judged(self, span: ReadableSpan, attrs: Mapping[str, Any]) -> ReadableSpan | None:
         """The copy to forward (``None``: held until its receipt; the original on our error)."""
