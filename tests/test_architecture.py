@@ -175,3 +175,92 @@ def test_instrumentation_and_processor_never_import_each_other() -> None:
     assert "processor" not in LAYERS["instrumentation"]
     assert "instrumentation" not in LAYERS["processor"]
     assert not {"processor", "instrumentation"} & LAYERS["_codec"]
+
+
+#: The SDK's private span fields are read in one module, the one to revisit when the SDK changes
+#: (docs/architecture.md, "The path of a span" step 5). The names below are always covered; the
+#: rule adds every private field of the SDK objects a finished span is made of, read from live
+#: objects so that a field a new SDK adds is covered too.
+SDKSPAN = PACKAGE / "processor" / "_sdkspan.py"
+SDK_SPAN_FIELDS = frozenset(
+    {
+        "_instrumentation_scope",
+        "_kind",
+        "_attributes",
+        "_context",
+        "_immutable",
+        "_dict",
+        "_events",
+        "_status",
+        "_links",
+        "_dq",
+    }
+)
+_ATTRIBUTE_BUILTINS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
+
+
+def _sdk_private_fields() -> frozenset[str]:
+    """The private fields of an SDK span, its attributes, its event list, an event, a link and a
+    status."""
+    from opentelemetry.sdk.trace import Event, TracerProvider
+    from opentelemetry.trace import Link, Status
+
+    provider = TracerProvider(shutdown_on_exit=False)
+    span = provider.get_tracer(__name__).start_span("probe", attributes={"a": 1})
+    span.add_event("event")
+    span.end()
+    fields = vars(span)
+    parts = (span, fields["_attributes"], fields["_events"], Event("e"), Link(span.context))
+    names = set(SDK_SPAN_FIELDS)
+    for part in (*parts, Status()):
+        names.update(getattr(part, "__dict__", ()))
+        for cls in type(part).__mro__:
+            names.update(getattr(cls, "__slots__", ()))
+    return frozenset(n for n in names if n.startswith("_") and not n.startswith("__"))
+
+
+def _sdk_field_reads(path: Path, fields: frozenset[str]) -> list[str]:
+    """Every ``x._field`` (or ``getattr(x, "_field")``, ``setattr``...) of an SDK field in the
+    module, except ``self._field`` where the module assigns ``self._field`` (its own object's)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    own = {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.ctx, ast.Store)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            name, target = node.attr, node.value
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _ATTRIBUTE_BUILTINS
+            and len(node.args) > 1
+            and isinstance(node.args[1], ast.Constant)
+        ):
+            name, target = node.args[1].value, node.args[0]
+        else:
+            continue
+        if name not in fields or (
+            isinstance(target, ast.Name) and target.id == "self" and name in own
+        ):
+            continue
+        found.append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_sdk_private_span_fields_are_read_in_sdkspan_only() -> None:
+    """No module but ``processor/_sdkspan.py`` reads or writes a private field of the SDK's span
+    objects (``span._kind``, ``attributes._dict``...); the offending lines are in the failure."""
+    fields = _sdk_private_fields()
+    assert _sdk_field_reads(SDKSPAN, fields), "the rule no longer sees _sdkspan's own reads"
+    outside = {
+        p.relative_to(PACKAGE).as_posix(): reads
+        for p in PACKAGE_MODULES
+        if p != SDKSPAN and (reads := _sdk_field_reads(p, fields))
+    }
+    assert not outside, f"SDK private span fields read outside processor/_sdkspan.py: {outside}"
