@@ -1,5 +1,7 @@
 """The host comes first (issue 3 item 7).
 
+* The seam is read from the wrappers' own code: every call of our logic a wrapper makes goes
+  through a hook module's attribute, inside a fence (``with fence(...)`` or ``try/except``).
 * With every function of our extraction seam (the hook modules) forced to raise, the application
   sees the same outcomes as without instrumentation, receives the very objects the SDK produced
   (``is``), and gets no new exception.
@@ -9,11 +11,13 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
 import logging
 from collections.abc import Iterator
 from importlib.metadata import entry_points
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -29,20 +33,98 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind
 
-from otel_mcp_health.instrumentation import McpHealthInstrumentor, _catalog_hooks
+from otel_mcp_health.instrumentation import (
+    McpHealthInstrumentor,
+    _catalog_hooks,
+    _dispatch_wrappers,
+    _http,
+    _state,
+    _v1_wrappers,
+    _wrappers,
+)
 from otel_mcp_health.instrumentation._wrappers import HOOK_MODULES
 from otel_mcp_health.package import _instruments
 
 pytestmark = pytest.mark.anyio
 
-#: Every function of the extraction seam: the only place our own logic runs (name -> module).
-SEAM_MODULES = {
-    name: module
+#: The modules whose functions wrap the SDK (the shell), and the one that holds its data.
+WRAPPER_MODULES = (_wrappers, _dispatch_wrappers, _v1_wrappers, _http)
+_SHELL = {module.__name__ for module in WRAPPER_MODULES} | {_state.__name__}
+_PACKAGE = "otel_mcp_health"
+
+
+def _ours(value: object) -> bool:
+    return getattr(value, "__module__", "").startswith(_PACKAGE) or (
+        isinstance(value, ModuleType) and value.__name__.startswith(_PACKAGE)
+    )
+
+
+def _fenced_lines(tree: ast.AST) -> set[int]:
+    """Lines inside a ``with fence(...)`` block or the ``try`` body of an ``except Exception``."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        body: list[ast.stmt] = []
+        if (
+            isinstance(node, ast.With)
+            and any(
+                isinstance(item.context_expr, ast.Call)
+                and getattr(item.context_expr.func, "id", None) == "fence"
+                for item in node.items
+            )
+        ) or (
+            isinstance(node, ast.Try)
+            and any(getattr(handler.type, "id", None) == "Exception" for handler in node.handlers)
+        ):
+            body = node.body
+        for stmt in body:
+            lines.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    return lines
+
+
+def _wrapper_calls() -> tuple[set[tuple[ModuleType, str]], list[str]]:
+    """Every ``<module>.<function>`` of ours the wrappers call, and every call that bypasses
+    the seam (our logic called by name, from a non-hook module, or outside a fence)."""
+    seam: set[tuple[ModuleType, str]] = set()
+    bypasses: list[str] = []
+    for wrapper in WRAPPER_MODULES:
+        tree = ast.parse(inspect.getsource(wrapper))
+        fenced = _fenced_lines(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func, where = node.func, f"{wrapper.__name__}:{node.lineno}"
+            if isinstance(func, ast.Name):
+                target = getattr(wrapper, func.id, None)
+                if _ours(target) and target.__module__ not in _SHELL:  # type: ignore[union-attr]
+                    bypasses.append(f"{where} calls {func.id} by name")
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+                module = getattr(wrapper, func.value.id, None)
+                if not isinstance(module, ModuleType) or not _ours(module):
+                    continue
+                if module.__name__ in _SHELL:
+                    if module is _state and inspect.isfunction(getattr(module, func.attr, None)):
+                        bypasses.append(f"{where} calls _state.{func.attr}")
+                    continue
+                seam.add((module, func.attr))
+                if node.lineno not in fenced:
+                    bypasses.append(f"{where} calls {func.value.id}.{func.attr} unfenced")
+    return seam, bypasses
+
+
+WRAPPER_CALLS, BYPASSES = _wrapper_calls()
+#: Every function of the extraction seam, the only place our own logic runs: what the wrappers
+#: call, and every public function of the hook modules (the hooks call some of them in turn),
+#: but the instrumentor's own life cycle (``uninstrument`` resets the unreconciled calls).
+SEAM_FUNCTIONS = WRAPPER_CALLS | {
+    (module, name)
     for module in HOOK_MODULES
     for name, fn in vars(module).items()
-    if inspect.isfunction(fn) and fn.__module__ == module.__name__ and not name.startswith("_")
+    if inspect.isfunction(fn)
+    and fn.__module__ == module.__name__
+    and not name.startswith("_")
+    and name != "reset"
 }
-SEAM = sorted(SEAM_MODULES)
+SEAM = sorted({name for _, name in SEAM_FUNCTIONS})
 
 #: Async SDK methods our wrappers sit on; spies go directly around the SDK (inner) and around
 #: our wrapper (outer), so each call's pair of observations must be the same object.
@@ -103,13 +185,15 @@ def broken_seam(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         return broken
 
-    for name in SEAM:
-        monkeypatch.setattr(SEAM_MODULES[name], name, breaker(name))
+    for module, name in SEAM_FUNCTIONS:
+        monkeypatch.setattr(module, name, breaker(name))
     return calls
 
 
 async def test_seam_is_complete() -> None:
-    # the names the wrappers call; a new hook that bypasses the seam fails this test
+    # read from the wrappers' code: a wrapper that calls our logic bypassing the seam fails here
+    assert not BYPASSES, "\n".join(BYPASSES)
+    called = {name for _, name in WRAPPER_CALLS}
     assert {
         "begin_request",
         "finish",
@@ -117,7 +201,9 @@ async def test_seam_is_complete() -> None:
         "on_error",
         "on_http_response",
         "register_session",
-    } <= set(SEAM)
+        "after_success",
+    } <= called
+    assert {module for module, _ in WRAPPER_CALLS} <= {*HOOK_MODULES}, "a hook module is missing"
 
 
 #: Run 1 breaks everything (no session is ever registered). Run 2 lets sessions and requests
@@ -144,8 +230,9 @@ async def test_forced_failures_change_nothing(
 
         return broken
 
-    for name in set(SEAM) - keep:
-        monkeypatch.setattr(SEAM_MODULES[name], name, breaker(name))
+    for module, name in SEAM_FUNCTIONS:
+        if name not in keep:
+            monkeypatch.setattr(module, name, breaker(name))
     inner: list[tuple[str, str, Any]] = []
     outer: list[tuple[str, str, Any]] = []
     exporter = InMemorySpanExporter()
@@ -178,6 +265,10 @@ async def test_forced_failures_change_nothing(
             "on_sdk_span_exit",
             "taken_by_session",  # mcp 1.x only (run by the version matrix)
             "wire_request_of",  # mcp 1.x only
+            "flush",  # public API only (flush_receipts)
+            "reconcile",  # public API only (report_reconciliation)
+            "argument_digest",  # called from inside the retry check
+            "receipt_attributes",  # called when a receipt arrives (no verifier runs here)
         }
     )
     assert set(calls) >= expected, expected - set(calls)

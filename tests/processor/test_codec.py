@@ -13,6 +13,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 from opentelemetry.sdk.trace import Event
+from tests.support.request_reading import decode_request
 
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
@@ -190,7 +191,7 @@ def requests(draw: st.DrawFn) -> RequestEvidence:
 
 @given(requests())
 def test_a_request_round_trips(request: RequestEvidence) -> None:
-    assert _codec.decode_request(_codec.encode_request(request)) == request
+    assert decode_request(_codec.encode_request(request)) == request
 
 
 @given(_CHECKS)
@@ -225,7 +226,8 @@ def test_a_page_round_trips(page: Page) -> None:
 
 @given(_PROGRESS)
 def test_progress_round_trips(progress: ProgressEvidence) -> None:
-    attrs, events = _codec.encode_progress(progress)
+    attrs = _codec.encode_clocks(progress.idle_window_seconds, progress.deadline_seconds)
+    events = [_codec.encode_progress_event(event) for event in progress.events]
     decoded = _codec.decode_progress(
         attrs,
         [Event(name, event_attrs, timestamp=at) for name, event_attrs, at in events],

@@ -7,6 +7,7 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.support.request_reading import decode_request
 
 from otel_mcp_health import _codec
 from otel_mcp_health.core.evidence import (
@@ -107,7 +108,7 @@ def observations(draw: st.DrawFn) -> Observed:
 @given(observations(), st.sampled_from([None, "pipe", "tcp"]))
 def test_the_written_evidence_reads_back_as_built(seen: Observed, network: str | None) -> None:
     built = request_evidence(seen, network=network)
-    decoded = _codec.decode_request(_codec.encode_request(built))
+    decoded = decode_request(_codec.encode_request(built))
     # The codec's one convention: a result envelope (isError) means the protocol layer answered.
     protocol = built.call.protocol
     if protocol is None and built.call.execution is not None:

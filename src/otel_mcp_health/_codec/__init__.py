@@ -15,8 +15,9 @@ layer is ``not_applicable``, exactly like ``"authorization": null`` in an eviden
 :mod:`.call` holds one exchange, one ``tools/call``, one request as it ended
 (:func:`encode_request`: what the instrumentation writes once, at a request's end) and the flags of
 a call still in flight;
-:mod:`.session` the connection, the handshake, catalog pages (origin, place in the chain) and
-progress.
+:mod:`.session` the connection, the handshake and its server (:func:`encode_handshake_result`),
+catalog pages (origin, place in the chain; :func:`encode_page_result`, a page as its span ends)
+and progress. Every function here is used by the instrumentation or the processor.
 """
 
 from otel_mcp_health._codec._read import Attributes
@@ -29,7 +30,6 @@ from otel_mcp_health._codec.call import (
     decode_outcome,
     decode_pending,
     decode_protocol,
-    decode_request,
     decode_tool_call_check,
     decode_transport,
     decode_waiting_for_user,
@@ -72,12 +72,14 @@ from otel_mcp_health._codec.session import (
     encode_digest,
     encode_era,
     encode_handshake,
+    encode_handshake_result,
     encode_origin,
     encode_page,
     encode_page_index,
-    encode_progress,
+    encode_page_result,
     encode_progress_event,
     encode_progress_notification,
+    encode_server_identity,
     encode_superseded,
     encode_tools_capability,
     encode_versions,
@@ -103,7 +105,6 @@ __all__ = [
     "decode_pending",
     "decode_progress",
     "decode_protocol",
-    "decode_request",
     "decode_server_key",
     "decode_superseded",
     "decode_tool_call_check",
@@ -121,14 +122,15 @@ __all__ = [
     "encode_era",
     "encode_execution",
     "encode_handshake",
+    "encode_handshake_result",
     "encode_missing",
     "encode_network",
     "encode_origin",
     "encode_outcome",
     "encode_page",
     "encode_page_index",
+    "encode_page_result",
     "encode_pending",
-    "encode_progress",
     "encode_progress_event",
     "encode_progress_notification",
     "encode_protocol",
@@ -136,6 +138,7 @@ __all__ = [
     "encode_receipt",
     "encode_request",
     "encode_rpc_code",
+    "encode_server_identity",
     "encode_superseded",
     "encode_tool_call_check",
     "encode_tools_capability",

@@ -279,19 +279,6 @@ def encode_request(request: RequestEvidence) -> dict[str, Any]:
     return attrs
 
 
-def decode_request(attrs: Attributes) -> RequestEvidence:
-    """An ended request span's attributes as its :class:`RequestEvidence`."""
-    call = decode_call(attrs)
-    written = read_bool(attrs, A.TRANSPORT_REQUEST_WRITTEN) if call.transport is None else None
-    return RequestEvidence(
-        call=call,
-        request_id=read_str(attrs, A.JSONRPC_REQUEST_ID),
-        request_written=written,
-        cancelled=decode_cancelled(attrs),
-        error_type=read_str(attrs, A.ERROR_TYPE),
-    )
-
-
 def encode_read_only(read_only: bool) -> dict[str, Any]:
     """The tool's ``readOnlyHint`` at call time (part of the call record)."""
     return {A.TOOL_READ_ONLY: read_only}

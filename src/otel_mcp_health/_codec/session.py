@@ -1,5 +1,5 @@
-"""Evidence of a session: the handshake, one ``tools/list`` page, a call's progress clocks and
-``mcp_health.progress`` events (docs/attributes.md)."""
+"""Evidence of a session: the handshake and the server it names, one ``tools/list`` page, a call's
+progress clocks and ``mcp_health.progress`` events (docs/attributes.md)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from otel_mcp_health._codec.call import (
     encode_rpc_code,
 )
 from otel_mcp_health.core.evidence import HandshakeEvidence, Page, ProgressEvent, ProgressEvidence
+from otel_mcp_health.core.facts import HandshakeResult, PageResult
 from otel_mcp_health.core.vocabulary import Era
 
 if TYPE_CHECKING:  # the instrumentation writes through this module without the SDK
@@ -136,6 +137,25 @@ def decode_era(attrs: Attributes) -> Era | None:
 _SERVER_IDENTITY = (A.SERVER_TARGET_KEY, A.SERVER_NAME, A.SERVER_VERSION)
 
 
+def encode_server_identity(
+    target_key: str | None, name: str | None, version: str | None
+) -> dict[str, Any]:
+    """What names a session's server (transport target key, handshake name and version)."""
+    parts = zip(_SERVER_IDENTITY, (target_key, name, version), strict=True)
+    return {key: value for key, value in parts if value is not None}
+
+
+def encode_handshake_result(
+    result: HandshakeResult, handshake: HandshakeEvidence
+) -> dict[str, Any]:
+    """A handshake span's evidence: the handshake record and the server it named."""
+    attrs = encode_handshake(handshake)
+    attrs.update(
+        encode_server_identity(result.target_key, result.server_name, result.server_version)
+    )
+    return attrs
+
+
 def decode_server_key(attrs: Attributes) -> str | None:
     """The identity of a handshake span's server (transport target key, name, version), or
     ``None`` when the span names none of them (docs/model.md#scope)."""
@@ -184,6 +204,23 @@ def encode_page(page: Page) -> dict[str, Any]:
         attrs[A.RPC_RESPONSE_STATUS_CODE] = attrs[A.ERROR_TYPE] = encode_rpc_code(page.error_code)
     elif page.failed:
         attrs[A.ERROR_TYPE] = _PAGE_FAILED
+    return attrs
+
+
+def encode_page_result(result: PageResult) -> dict[str, Any]:
+    """One ``tools/list`` page as its span ends: size, cursor hashes, digest, place in the chain
+    and, on the last page of an intact traversal, the catalog's size and digest."""
+    attrs: dict[str, Any] = {A.CATALOG_PAGE_TOOL_COUNT: result.tool_count}
+    attrs.update(encode_page(result.page))
+    attrs.update(encode_digest(result.digest, result.digest_error, of="page"))
+    if result.index is not None:
+        attrs.update(encode_page_index(result.index))
+    catalog = result.catalog
+    if catalog is not None:
+        attrs[A.CATALOG_TOOL_COUNT] = catalog.tool_count
+        if catalog.projection is not None:
+            attrs[A.CATALOG_DIGEST_PROJECTION] = catalog.projection
+        attrs.update(encode_digest(catalog.digest, catalog.digest_error))
     return attrs
 
 
@@ -243,12 +280,6 @@ def encode_clocks(idle_window_s: float | None, deadline_s: float | None) -> dict
     if deadline_s is not None:
         attrs[A.CALL_DEADLINE_S] = float(deadline_s)
     return attrs
-
-
-def encode_progress(progress: ProgressEvidence) -> tuple[dict[str, Any], list[SpanEvent]]:
-    """A call's clocks (span attributes) and its progress events (span events)."""
-    attrs = encode_clocks(progress.idle_window_seconds, progress.deadline_seconds)
-    return attrs, [encode_progress_event(event) for event in progress.events]
 
 
 def decode_progress(

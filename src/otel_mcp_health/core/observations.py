@@ -1,9 +1,10 @@
 """From what was seen of one request to its evidence records (pure).
 
-The instrumentation keeps raw observations while a request is open (:class:`Observed`, filled in
-by its hooks in the order they fire) and writes none of them then. When the request ends,
-:func:`request_evidence` builds the records of :mod:`.evidence` from them in one step, and the
-codec writes those once (docs/attributes.md). In-memory questions about a call (did it go
+The instrumentation keeps the facts its hooks saw while a request is open and writes none of
+them then. When the request ends, :func:`otel_mcp_health.core.fold.fold` folds them into an
+:class:`Observed` (one precedence table, docs/architecture.md#precedence), :func:`request_evidence`
+builds the records of :mod:`.evidence` from it in one step, and the codec writes those once
+(docs/attributes.md). In-memory questions about a call (did it go
 silent? :func:`otel_mcp_health.core.layers.is_silent`) read the same records, so one set of rules
 answers both.
 """

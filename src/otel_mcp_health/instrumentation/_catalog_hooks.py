@@ -9,13 +9,13 @@ than ``WWW-Authenticate``'s ``error``/``scope`` or exception messages (docs/mode
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import encode_digest, encode_page, encode_page_index
-from otel_mcp_health._codec.session import DigestOf
+from otel_mcp_health._codec import encode_digest
 from otel_mcp_health.core.catalog import required_properties
 from otel_mcp_health.core.digest import (
     REASON_TOOL_NOT_AN_OBJECT,
@@ -24,6 +24,7 @@ from otel_mcp_health.core.digest import (
     digest_tools,
 )
 from otel_mcp_health.core.evidence import Page
+from otel_mcp_health.core.facts import CatalogEnd, PageResult
 from otel_mcp_health.core.traversal import CursorChain
 from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION, ClientSource
 from otel_mcp_health.instrumentation import _state
@@ -45,29 +46,24 @@ def page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[str
     next_cursor = next_cursor if isinstance(next_cursor, str) else None
     raw_tools = result.get("tools")
     tools = [t for t in raw_tools if isinstance(t, Mapping)] if isinstance(raw_tools, list) else []
-    attrs: dict[str, Any] = {A.CATALOG_PAGE_TOOL_COUNT: len(tools)}
     cursor_h = cursor_hash(cursor) if cursor is not None else None
     next_hash = cursor_hash(next_cursor) if next_cursor is not None else None
-    attrs.update(encode_page(Page(cursor=cursor_h, next_cursor=next_hash)))
-    if telemetry.digests:
-        _set_digest(attrs, tools, of="page")
+    digest, error = _digest(tools) if telemetry.digests else (None, None)
+    page = PageResult(Page(cursor=cursor_h, next_cursor=next_hash), len(tools), digest, error)
     if record.origin == A.ORIGIN_INTERNAL:
-        if cursor is None:
-            attrs.update(encode_page_index(0))
-        record.deferred.update(attrs)
+        record.observe(replace(page, index=0) if cursor is None else page)
         return
-    _advance(telemetry, record.state, attrs, (cursor_h, next_hash), tools)
-    record.deferred.update(attrs)
+    index, catalog = _advance(telemetry, record.state, (cursor_h, next_hash), tools)
+    record.observe(replace(page, index=index, catalog=catalog))
 
 
 def _advance(
     telemetry: Telemetry,
     state: SessionState,
-    attrs: dict[str, Any],
     link: tuple[str | None, str | None],
     tools: list[Mapping[str, Any]],
-) -> None:
-    """Walk the session's traversal one page; at its end, the catalog's digest and tools."""
+) -> tuple[int, CatalogEnd | None]:
+    """Walk the session's traversal one page: the page's index and, at the end, the catalog."""
     cursor_h, next_hash = link
     traversal = state.traversal
     if cursor_h is None:
@@ -75,38 +71,35 @@ def _advance(
     elif traversal is None:
         # A cursor with no first page before it: at least one page was not seen (a gap).
         traversal = state.traversal = Traversal(CursorChain.joined_midway(telemetry.max_pages))
-    attrs.update(encode_page_index(traversal.chain.pages))
+    index = traversal.chain.pages
     traversal.chain.add(cursor_h, next_hash)
     if not traversal.chain.intact:
         traversal.tools.clear()  # a broken or over-long chain has no catalog digest
     else:
         traversal.tools.extend(dict(t) for t in tools)
     if next_hash is not None:
-        return
+        return index, None
     state.traversal = None
-    if traversal.chain.intact:
-        attrs[A.CATALOG_TOOL_COUNT] = len(traversal.tools)
-        if telemetry.digests:
-            attrs[A.CATALOG_DIGEST_PROJECTION] = DIGEST_PROJECTION
-            _set_digest(attrs, traversal.tools)
-        state.known_tools = {
-            tool["name"]: _known_tool(tool)
-            for tool in traversal.tools
-            if isinstance(tool.get("name"), str)
-        }
+    if not traversal.chain.intact:
+        return index, None
+    state.known_tools = {
+        tool["name"]: _known_tool(tool)
+        for tool in traversal.tools
+        if isinstance(tool.get("name"), str)
+    }
+    if not telemetry.digests:
+        return index, CatalogEnd(len(traversal.tools))
+    return index, CatalogEnd(len(traversal.tools), DIGEST_PROJECTION, *_digest(traversal.tools))
 
 
-def _set_digest(
-    attrs: dict[str, Any], tools: Sequence[Mapping[str, Any]], *, of: DigestOf = "catalog"
-) -> None:
-    digest, error = None, None
+def _digest(tools: Sequence[Mapping[str, Any]]) -> tuple[str | None, str | None]:
+    """The tools' digest, or why there is none."""
     try:
-        digest = digest_tools(tools)
+        return digest_tools(tools), None
     except DigestError as exc:
-        error = exc.reason
+        return None, exc.reason
     except (RecursionError, MemoryError, TypeError, ValueError):
-        error = REASON_UNREPRESENTABLE  # never a digest of a guess
-    attrs.update(encode_digest(digest, error, of=of))
+        return None, REASON_UNREPRESENTABLE  # never a digest of a guess
 
 
 def _known_tool(tool: Mapping[str, Any]) -> KnownTool:
@@ -136,10 +129,11 @@ def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
         A.CATALOG_CLIENT_TOOL_COUNT: len(projected),
         A.CATALOG_DIGEST_PROJECTION: DIGEST_PROJECTION,
     }
-    if error is not None:
-        attrs.update(encode_digest(None, error, of="client"))
+    if error is None:
+        digest, error = _digest(projected)
+        attrs.update(encode_digest(digest, error, of="client"))
     else:
-        _set_digest(attrs, projected, of="client")
+        attrs.update(encode_digest(None, error, of="client"))
     telemetry.tracer.start_span(A.INSTALL_SPAN_NAME, kind=SpanKind.INTERNAL, attributes=attrs).end()
 
 

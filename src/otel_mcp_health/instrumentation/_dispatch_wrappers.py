@@ -19,7 +19,7 @@ from opentelemetry import trace
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import _request_hooks, _result_hooks, _state
 from otel_mcp_health.instrumentation._state import RequestRecord, Slot, Telemetry
-from otel_mcp_health.instrumentation._wrappers import ObjectProxy, active, fenced
+from otel_mcp_health.instrumentation._wrappers import ObjectProxy, active, fence
 
 _logger = logging.getLogger(__name__)
 
@@ -109,17 +109,21 @@ async def run_request(
     try:
         result = await wrapped(*args, **kwargs)
     except BaseException as exc:
-        fenced("request error", _result_hooks.on_error, record, exc)
+        with fence("request error"):
+            _result_hooks.on_error(record, exc)
         if slot is None:
-            fenced("request end", _request_hooks.finish, telemetry, record)
+            with fence("request end"):
+                _request_hooks.finish(telemetry, record)
         raise
     finally:
         otel_context.detach(context_token)
         _state.SLOT.reset(slot_token)
         _state.REQUEST.reset(request_token)
-    fenced("request result", _result_hooks.on_result, telemetry, record, result)
+    with fence("request result"):
+        _result_hooks.on_result(telemetry, record, result)
     if slot is None:
-        fenced("request end", _request_hooks.finish, telemetry, record)
+        with fence("request end"):
+            _request_hooks.finish(telemetry, record)
     return result
 
 
@@ -157,9 +161,8 @@ def dispatch_notification(
     if active(configured) is not None and instance in _state.DISPATCHERS:
         message = args[0] if args else kwargs.get("msg")
         sender_ctx = args[3] if len(args) > 3 else kwargs.get("sender_ctx")
-        fenced(
-            "inbound progress", _request_hooks.on_inbound_progress, instance, message, sender_ctx
-        )
+        with fence("inbound progress"):
+            _request_hooks.on_inbound_progress(instance, message, sender_ctx)
     return wrapped(*args, **kwargs)
 
 
@@ -184,7 +187,8 @@ def make_context(
         and _state.DISPATCHERS.get(getattr(instance, "_peer", None)) is record.state
     ):
         request_id = args[1] if len(args) > 1 else kwargs.get("request_id")
-        fenced("request id", _request_hooks.learn_request_id, record, request_id)
+        with fence("request id"):
+            _request_hooks.learn_request_id(record, request_id)
     return wrapped(*args, **kwargs)
 
 
@@ -200,21 +204,25 @@ def dispatcher_write(
     awaitable is handed back as it is (no extra coroutine on every write)."""
     record = _state.REQUEST.get()
     # Once the request itself was written (``on_write``), later writes pass untouched.
-    if record is not None and record.write_started is not True and active(configured) is not None:
+    if record is not None and not record.write_seen and active(configured) is not None:
         message = args[0] if args else kwargs.get("message")
-        fenced("request write", _request_hooks.on_write, record, message)
+        with fence("request write"):
+            _request_hooks.on_write(record, message)
     return wrapped(*args, **kwargs)
 
 
 @contextmanager
 def _claimed_span(record: RequestRecord, attributes: Mapping[str, Any]) -> Iterator[Any]:
-    fenced("sdk span", _request_hooks.on_sdk_span, record, attributes)
+    with fence("sdk span"):
+        _request_hooks.on_sdk_span(record, attributes)
     try:
         yield _SdkSpanView(record.span)
     except BaseException as exc:
-        fenced("sdk span exit", _request_hooks.on_sdk_span_exit, record, exc)
+        with fence("sdk span exit"):
+            _request_hooks.on_sdk_span_exit(record, exc)
         raise
-    fenced("sdk span exit", _request_hooks.on_sdk_span_exit, record, None)
+    with fence("sdk span exit"):
+        _request_hooks.on_sdk_span_exit(record, None)
 
 
 class _SdkSpanView(ObjectProxy):

@@ -15,7 +15,7 @@ from typing import Any
 
 from otel_mcp_health.instrumentation import _state, _transport_hooks
 from otel_mcp_health.instrumentation._state import RequestRecord, Telemetry
-from otel_mcp_health.instrumentation._wrappers import active, fenced
+from otel_mcp_health.instrumentation._wrappers import active, fence
 
 #: The record a POST task is sending (set in the POST task's own context copy only).
 POST: ContextVar[RequestRecord | None] = ContextVar("otel_mcp_health_http_post", default=None)
@@ -49,12 +49,14 @@ async def post_for(
     kwargs: dict[str, Any],
 ) -> Any:
     """Run one POST that carries ``record``'s request, naming it in :data:`POST` meanwhile."""
-    fenced("http request", _transport_hooks.on_http_request, record, instance)
+    with fence("http request"):
+        _transport_hooks.on_http_request(record, instance)
     token = POST.set(record)
     try:
         return await wrapped(*args, **kwargs)
     except Exception as exc:
-        fenced("http error", _transport_hooks.on_http_error, record, exc)
+        with fence("http error"):
+            _transport_hooks.on_http_error(record, exc)
         raise
     finally:
         POST.reset(token)
@@ -80,5 +82,6 @@ async def client_send(
     response = await wrapped(*args, **kwargs)
     record = POST.get()
     if record is not None and not record.ended and active(configured) is not None:
-        fenced("http response", _transport_hooks.on_http_response, record, response)
+        with fence("http response"):
+            _transport_hooks.on_http_response(record, response)
     return response

@@ -41,8 +41,8 @@ from otel_mcp_health.core.evidence import (
     EffectEvidence,
     OutcomeEvidence,
 )
+from otel_mcp_health.core.facts import Outcome
 from otel_mcp_health.core.layers import is_silent
-from otel_mcp_health.core.observations import request_evidence
 from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED
 from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._sdk import result_is_error
@@ -167,7 +167,7 @@ def after_failure(record: RequestRecord, slot: Slot, name: Any) -> None:
 
 def _silence_evidence(record: RequestRecord) -> CallEvidence:
     """What the core's one silence rule reads: the call record built from the observations."""
-    return request_evidence(record, network=record.state.network_transport).call
+    return record.records().request.call
 
 
 def _context(name: str, arguments: Any, result: Any, state: SessionState) -> CallContext:
@@ -213,11 +213,12 @@ def after_success(
     if policy is None:
         return
     if policy == OUTCOME_NOT_REQUIRED:
-        record.outcome = _NOT_REQUIRED_OUTCOME
+        record.observe(Outcome(_NOT_REQUIRED_OUTCOME))
         return
     if not isinstance(policy, Verifier):
         return
-    if result_is_error(result) is not False or record.output_schema_valid is False:
+    schema_failed = record.records().seen.output_schema_valid is False
+    if result_is_error(result) is not False or schema_failed:
         return  # the execution layer failed: there is no promised artefact to verify
     call = _context(name, arguments, result, record.state)
     if record.borrowed:

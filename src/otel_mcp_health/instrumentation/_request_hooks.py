@@ -17,14 +17,19 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, get_current_
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health._codec import (
+    REQUEST_TOKEN,
     encode_clocks,
     encode_contract,
     encode_era,
+    encode_handshake_result,
     encode_origin,
     encode_page,
     encode_page_index,
+    encode_page_result,
+    encode_progress_event,
     encode_progress_notification,
     encode_request,
+    encode_tool_call_check,
     encode_versions,
 )
 from otel_mcp_health.core.bounds import cap, cap_names
@@ -33,15 +38,15 @@ from otel_mcp_health.core.catalog import (
     UNKNOWN_TOOL_CALLED,
     missing_required,
 )
-from otel_mcp_health.core.evidence import Page
-from otel_mcp_health.core.observations import request_evidence
+from otel_mcp_health.core.evidence import Page, ProgressEvent, ToolCallCheck
+from otel_mcp_health.core.facts import OutputSchema, SdkEntered, SdkExit, WriteStarted
+from otel_mcp_health.core.fold import Folded, Records
 from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._sdk import (
-    CONNECTION_CLOSED,
     HANDSHAKE_METHODS,
     HTTP_ONLY_EVIDENCE,
     NOT_HTTP_EVIDENCE,
-    mcp_code,
+    failure_of,
     requested_version,
 )
 from otel_mcp_health.instrumentation._state import (
@@ -93,6 +98,7 @@ def begin_request(
         recording=span.is_recording(),
         borrowed=borrowed,
         start_attributes=start,
+        span_attributes=attrs,
     )
     if method == "tools/call":
         state.open_calls.add(record)
@@ -173,12 +179,17 @@ def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> N
         return
     tool = known.get(name)
     if tool is None:
-        slot.attributes.update(encode_contract(UNKNOWN_TOOL_CALLED))
+        check = ToolCallCheck(name=cap(name), contract=UNKNOWN_TOOL_CALLED)
+        slot.attributes.update(encode_tool_call_check(check))
         return
     slot.read_only = tool.read_only
     missing = missing_required(tool.required, arguments if isinstance(arguments, Mapping) else ())
-    finding = MISSING_REQUIRED_ARGUMENT if missing else None
-    slot.attributes.update(encode_contract(finding, cap_names(missing)))
+    if not missing:
+        slot.attributes.update(encode_contract(None))
+        return
+    names = tuple(cap_names(missing))
+    check = ToolCallCheck(name=cap(name), contract=MISSING_REQUIRED_ARGUMENT, missing=names)
+    slot.attributes.update(encode_tool_call_check(check))
 
 
 def progress_tap(record: RequestRecord, callback: ProgressCallback) -> ProgressCallback:
@@ -198,9 +209,9 @@ def on_progress(record: RequestRecord, progress: float, total: float | None) -> 
     """A ``notifications/progress`` for this request arrived (values only, never the message)."""
     if record.ended or not record.recording:
         return
-    record.span.add_event(
-        A.PROGRESS_EVENT, encode_progress_notification(progress, total, matched=True)
-    )
+    event = ProgressEvent(at=time.time_ns(), token=REQUEST_TOKEN, progress=progress, total=total)
+    name, attrs, at = encode_progress_event(event)
+    record.span.add_event(name, attrs, timestamp=at)
 
 
 def on_inbound_progress(dispatcher: Any, message: Any, sender_ctx: Any) -> None:
@@ -232,8 +243,7 @@ def _number(value: Any) -> float | None:
 def on_sdk_span(record: RequestRecord, attributes: Mapping[str, Any] | None) -> None:
     """The SDK asked for its client span: this is the request's; learn its JSON-RPC id."""
     record.sdk_span_entered = True
-    if record.write_started is None:
-        record.write_started = False  # the SDK enters its span block before it writes
+    record.observe(SdkEntered())  # the SDK enters its span block before it writes
     learn_request_id(record, (attributes or {}).get(A.JSONRPC_REQUEST_ID))
 
 
@@ -242,6 +252,7 @@ def taken_by_session(record: RequestRecord) -> None:
     write fails with the stream's own error; so a closed connection it reports (``-32000``)
     came after the write, as when the 2.x SDK's span block was entered."""
     record.sdk_span_entered = True
+    record.observe(SdkEntered(write_visible=False))
 
 
 def learn_request_id(record: RequestRecord, request_id: Any) -> None:
@@ -257,24 +268,14 @@ def learn_request_id(record: RequestRecord, request_id: Any) -> None:
 
 def on_write(record: RequestRecord, message: Any) -> None:
     """The dispatcher writes a message in this request's context: is it the request itself?"""
-    if (
-        record.write_started is False
-        and getattr(message, "method", None) == record.method
-        and hasattr(message, "id")
-    ):
-        record.write_started = True
+    if getattr(message, "method", None) == record.method and hasattr(message, "id"):
+        record.write_seen = True
+        record.observe(WriteStarted())
 
 
 def on_sdk_span_exit(record: RequestRecord, exc: BaseException | None) -> None:
-    """The SDK's span block ended. Normal exit means the write succeeded and an outcome arrived.
-
-    An ``MCPError`` raised *inside* the block is the write failing on a torn-down transport.
-    """
-    if exc is None:
-        if record.written is None:
-            record.written = True
-    elif mcp_code(exc) == CONNECTION_CLOSED:
-        record.written = False
+    """The SDK's span block ended, normally or with an exception (what that means: the fold)."""
+    record.observe(SdkExit(None if exc is None else failure_of(exc)))
 
 
 def output_schema_checked(slot: Slot, session: Any, name: Any, exc: BaseException | None) -> None:
@@ -284,9 +285,9 @@ def output_schema_checked(slot: Slot, session: Any, name: Any, exc: BaseExceptio
     if record is None:
         return
     if exc is not None:
-        record.output_schema_valid = False
+        record.observe(OutputSchema(valid=False))
     elif getattr(session, "_tool_output_schemas", {}).get(name) is not None:
-        record.output_schema_valid = True
+        record.observe(OutputSchema(valid=True))
 
 
 def _missing_evidence(telemetry: Telemetry, state: SessionState) -> tuple[str, ...]:
@@ -300,26 +301,27 @@ def _missing_evidence(telemetry: Telemetry, state: SessionState) -> tuple[str, .
 
 
 def finish(telemetry: Telemetry, record: RequestRecord) -> None:
-    """End the request's span once, with its evidence written once, and record its duration."""
+    """End the request's span once, with its records written once, and record its duration."""
     if record.ended:
         return
     record.ended = True
     record.state.open_calls.discard(record)
+    built = record.records(_missing_evidence(telemetry, record.state))
     if record.recording:
-        _write_evidence(telemetry, record)
-    if _is_fallback_probe(record):
+        _write_evidence(record, built)
+    if _is_fallback_probe(record, built.seen):
         record.state.held_probe = (record, time.time_ns())
     elif not record.borrowed and not record.end_deferred:
         record.span.end()
-    _record_duration(telemetry, record)
+    _record_duration(telemetry, record, built.seen.error_type)
     if record.on_finished is not None:
         record.on_finished()  # e.g. start the outcome verifier that will end the span
 
 
-def _is_fallback_probe(record: RequestRecord) -> bool:
+def _is_fallback_probe(record: RequestRecord, seen: Folded) -> bool:
     """A ``server/discover`` answered with an error (JSON-RPC or HTTP): the SDK may fall back to
     ``initialize`` in the same session, so its span waits to learn whether it was superseded."""
-    answered = record.error_code is not None or (record.http_status or 0) >= 400
+    answered = seen.error_code is not None or (seen.http_status or 0) >= 400
     return (
         record.method == "server/discover"
         and answered
@@ -329,25 +331,38 @@ def _is_fallback_probe(record: RequestRecord) -> bool:
     )
 
 
-def _write_evidence(telemetry: Telemetry, record: RequestRecord) -> None:
-    """The records built from the request's observations, through the codec, in one write."""
-    state = record.state
-    missing = _missing_evidence(telemetry, state)
-    evidence = request_evidence(record, network=state.network_transport, missing=missing)
-    attrs = record.deferred
-    attrs.update(encode_request(evidence))
+def _write_evidence(record: RequestRecord, built: Records) -> None:
+    """The request's records, each through its encoder, in one write: the connection its POST
+    learned, the session id its response named, the handshake, the page, the request."""
+    seen, request = built.seen, encode_request(built.request)
+    attrs = dict(record.post_attributes or {})
+    if seen.session_id is not None:
+        attrs[A.MCP_SESSION_ID] = seen.session_id
+    if seen.handshake is not None and built.handshake is not None:
+        # The handshake shares its exchange with the request record and its requested version
+        # with the span's start: each is written where it was learned (the span keeps its order).
+        handshake = encode_handshake_result(seen.handshake, built.handshake)
+        started = record.span_attributes
+        attrs.update(
+            (key, value)
+            for key, value in handshake.items()
+            if key not in request and (key not in started or started[key] != value)
+        )
+    if built.page is not None:
+        attrs.update(encode_page_result(built.page))
+    attrs.update(request)
     span = record.span
     span.set_attributes(attrs)
-    if record.error_type is not None:
+    if seen.error_type is not None:
         span.set_status(Status(StatusCode.ERROR))
-    if record.exception_type is not None:
-        span.add_event(A.EXCEPTION_EVENT, {A.EXCEPTION_TYPE: record.exception_type})
+    if seen.exception_type is not None:
+        span.add_event(A.EXCEPTION_EVENT, {A.EXCEPTION_TYPE: seen.exception_type})
 
 
-def _record_duration(telemetry: Telemetry, record: RequestRecord) -> None:
+def _record_duration(telemetry: Telemetry, record: RequestRecord, error_type: str | None) -> None:
     elapsed = time.perf_counter() - record.started
     tool = record.tool_name if record.method == "tools/call" else None
     labels = record.state.operation_labels(
-        telemetry.operation_labels, record.method, tool, record.error_type
+        telemetry.operation_labels, record.method, tool, error_type
     )
     telemetry.operation_duration.record(elapsed, labels)

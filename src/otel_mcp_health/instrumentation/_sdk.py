@@ -7,6 +7,8 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Final
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health.core.facts import Failure
+from otel_mcp_health.core.failures import is_cancellation
 from otel_mcp_health.core.vocabulary import Era
 
 
@@ -78,6 +80,22 @@ def error_type_of(exc: BaseException) -> str:
     if code == REQUEST_TIMEOUT:
         return A.ERROR_TYPE_TIMEOUT
     return str(code) if code is not None else type(exc).__qualname__
+
+
+def failure_of(exc: BaseException) -> Failure:
+    """What an exception a request raised is, by type and the SDK's code only."""
+    code = mcp_code(exc)
+    if code == REQUEST_TIMEOUT:
+        return Failure.TIMEOUT
+    if code == CONNECTION_CLOSED:
+        return Failure.CLOSED
+    if code is not None:
+        return Failure.RPC
+    if is_cancellation(exc):
+        return Failure.CANCELLED
+    if is_validation_error(exc):
+        return Failure.INVALID
+    return Failure.OTHER
 
 
 def is_validation_error(exc: BaseException) -> bool:

@@ -10,8 +10,8 @@ Three kinds of state, all process-local and never exported as such:
   identity, the negotiated version, the running ``tools/list`` traversal and the tools of the last
   complete application discovery (for the call-time contract check, docs/model.md#catalog).
 * Per-request records, handed between nested hooks through context variables:
-  :class:`RequestRecord` (one per JSON-RPC request, owns the one CLIENT span and keeps the raw
-  observations written on it when the request ends) and :class:`Slot`
+  :class:`RequestRecord` (one per JSON-RPC request, owns the one CLIENT span and keeps the facts
+  its hooks saw, folded into the evidence written on it when the request ends) and :class:`Slot`
   (an outer wrapper -- ``call_tool`` or ``send_request`` -- that keeps the span open until it has
   seen what happens *after* the dispatcher returned: result validation, output-schema check).
 """
@@ -36,6 +36,8 @@ from opentelemetry.trace import Span, Tracer
 from otel_mcp_health import attributes as A
 from otel_mcp_health._codec import Connection, encode_connection, encode_superseded
 from otel_mcp_health.core.bounds import LabelBudget
+from otel_mcp_health.core.facts import Fact
+from otel_mcp_health.core.fold import Records, records
 from otel_mcp_health.core.observations import Observed
 from otel_mcp_health.core.traversal import CursorChain
 
@@ -258,28 +260,53 @@ def session_state(target: Any) -> SessionState | None:
 
 
 @dataclass(slots=True, weakref_slot=True, eq=False, kw_only=True)
-class RequestRecord(Observed):
-    """One outbound JSON-RPC request: its raw observations (:class:`Observed`, written to the
-    span once, when it ends) and what only the shell holds (span, session, clocks, params)."""
+class RequestRecord:
+    """One outbound JSON-RPC request: what was known before it was sent, the facts its hooks saw
+    (:mod:`otel_mcp_health.core.facts`, folded into its evidence once, when it ends) and what
+    only the shell holds (span, session, clocks, params)."""
 
     state: SessionState
     span: Span
+    method: str
+    tool_name: str | None = None
+    #: The tool's ``readOnlyHint`` at call time (last complete discovery).
+    read_only: bool | None = None
+    request_id: str | None = None
+    facts: list[Fact] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
     params: Any = None
     origin: str | None = None
     recording: bool = True
     #: The span belongs to an outer instrumentation of the same request: enrich, never end it.
     borrowed: bool = False
+    #: The SDK's span block claimed our span (it is handed out once per request).
     sdk_span_entered: bool = False
+    #: The request itself was seen going to the transport (later writes are not looked at).
+    write_seen: bool = False
     ended: bool = False
-    #: The session's start attributes the span started with (:meth:`SessionState.start_attributes`).
+    #: The session's start attributes the span started with (:meth:`SessionState.start_attributes`)
+    #: and, when its POST learned the connection since, the ones it found then (written at the end).
     start_attributes: dict[str, Any] | None = None
-    #: Attributes a hook encoded from what it saw and did not keep (the connection learned at the
-    #: POST, a handshake result, a catalog page), written with the request's evidence at its end.
-    deferred: dict[str, Any] = field(default_factory=dict)
+    #: Every attribute the span started with (the session's and the method's).
+    span_attributes: dict[str, Any] = field(default_factory=dict)
+    post_attributes: dict[str, Any] | None = None
     #: An outcome verifier owns the span's end (``finish`` leaves it open and starts it).
     end_deferred: bool = False
     on_finished: Callable[[], None] | None = None
+
+    def observe(self, fact: Fact) -> None:
+        """Append what a hook saw; nothing is decided until the request ends."""
+        self.facts.append(fact)
+
+    def records(self, missing: tuple[str, ...] = ()) -> Records:
+        """The request's facts folded into its records (``core.fold.records``)."""
+        seed = Observed(
+            method=self.method,
+            tool_name=self.tool_name,
+            read_only=self.read_only,
+            request_id=self.request_id,
+        )
+        return records(seed, self.facts, network=self.state.network_transport, missing=missing)
 
 
 @dataclass(slots=True, eq=False)

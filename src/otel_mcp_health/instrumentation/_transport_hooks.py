@@ -2,8 +2,10 @@
 
 Every public function here is a hook of the extraction seam: the wrappers call it through this
 module's attribute, inside a fence, so a test can make each one raise and prove the host sees no
-difference (the host comes first). Nothing here reads argument values, result text, headers other
-than ``WWW-Authenticate``'s ``error``/``scope`` or exception messages (docs/model.md#privacy).
+difference (the host comes first). A hook records what it saw as a fact of its request
+(:mod:`otel_mcp_health.core.facts`) and decides nothing: the fold does, when the request ends.
+Nothing here reads argument values, result text, headers other than ``WWW-Authenticate``'s
+``error``/``scope`` or exception messages (docs/model.md#privacy).
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from otel_mcp_health import attributes as A
 from otel_mcp_health.core.bounds import cap
+from otel_mcp_health.core.facts import HttpFailure, HttpResponse
 from otel_mcp_health.core.failures import classify_transport_failure, leaf, parse_www_authenticate
-from otel_mcp_health.core.vocabulary import AuthError, TransportOutcome
+from otel_mcp_health.core.vocabulary import AuthError
 from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._state import RequestRecord
 
@@ -37,7 +39,7 @@ def on_http_request(record: RequestRecord, transport: Any) -> None:
         state.session_id = cap(session_id)
     start = state.start_attributes()
     if start is not record.start_attributes:  # learned since the span started
-        record.deferred.update(start)
+        record.post_attributes = start
 
 
 def post_matches(record: RequestRecord, post_ctx: Any) -> bool:
@@ -64,47 +66,34 @@ def on_http_response(record: RequestRecord, response: Any) -> None:
     """The POST got a response: status, sanitized ``WWW-Authenticate``, session id."""
     status = int(response.status_code)
     headers = response.headers
-    record.http_status = status
-    record.written = True
-    record.http_json_body = headers.get("content-type", "").lower().startswith("application/json")
-    record.transport_outcome = (
-        TransportOutcome.HTTP_ERROR.value if status >= 500 else TransportOutcome.OK.value
-    )
+    json_body = headers.get("content-type", "").lower().startswith("application/json")
     error: str | None = None
     scopes: tuple[str, ...] = ()
     if status in (401, 403):
         error, scopes = parse_www_authenticate(headers.get("www-authenticate"))
-    record.auth_error = AuthError(error) if error is not None else None
-    record.auth_scope = scopes
     session_id = headers.get("mcp-session-id")
-    if isinstance(session_id, str) and session_id:
-        record.state.session_id = record.deferred[A.MCP_SESSION_ID] = cap(session_id)
+    session_id = cap(session_id) if isinstance(session_id, str) and session_id else None
+    if session_id is not None:
+        record.state.session_id = session_id
+    auth_error = AuthError(error) if error is not None else None
+    record.observe(HttpResponse(status, json_body, auth_error, scopes, session_id))
 
 
 def on_http_error(record: RequestRecord, exc: BaseException) -> None:
-    """The POST itself failed (the caller will only see a cancellation): classify by type.
+    """The POST itself failed (the caller will only see a cancellation): its failure chain.
 
     mcp 1.x raises ``httpx.HTTPStatusError`` for an error status; the answer is its response.
     """
+    exception_type = type(leaf(exc)).__qualname__
     response = getattr(leaf(exc), "response", None)
     status = getattr(response, "status_code", None)
     if isinstance(status, int) and status >= 400:
         on_http_response(record, response)
-        record.answered = True
-        record.error_type = str(status)
-        record.exception_type = type(leaf(exc)).__qualname__
+        record.observe(HttpFailure(exception_type, status=status))
         return
     failure = classify_transport_failure(exc)
-    outcome, written, oauth = failure.outcome, failure.written, failure.oauth
-    if oauth:
-        # The OAuth flow starts from the server's 401/403: the exchange itself worked.
-        outcome = outcome or TransportOutcome.OK.value
-        written = True if written is None else written
-        record.auth_error = AuthError.OAUTH_ERROR
-        record.error_type = AuthError.OAUTH_ERROR.value
-    if outcome is not None:
-        record.transport_outcome = outcome
-        record.error_type = record.error_type or outcome
-    if written is not None:
-        record.written = written
-    record.exception_type = type(leaf(exc)).__qualname__
+    record.observe(
+        HttpFailure(
+            exception_type, outcome=failure.outcome, written=failure.written, oauth=failure.oauth
+        )
+    )

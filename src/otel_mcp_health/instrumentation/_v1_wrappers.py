@@ -27,7 +27,7 @@ from otel_mcp_health.instrumentation import (
 )
 from otel_mcp_health.instrumentation._http import post_for
 from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, Slot, Telemetry
-from otel_mcp_health.instrumentation._wrappers import active, fenced
+from otel_mcp_health.instrumentation._wrappers import active, fence
 
 _logger = logging.getLogger(__name__)
 
@@ -76,8 +76,10 @@ def _begin(
         return None, None, args, kwargs
     # The session takes ``_request_id`` as this request's id as soon as it is called.
     request_id = getattr(session, "_request_id", None)
-    fenced("request id", _request_hooks.learn_request_id, record, request_id)
-    fenced("request taken", _request_hooks.taken_by_session, record)
+    with fence("request id"):
+        _request_hooks.learn_request_id(record, request_id)
+    with fence("request taken"):
+        _request_hooks.taken_by_session(record)
     callback = _argument(args, kwargs, _PROGRESS_ARG, "progress_callback")
     if callback is None:
         return record, slot, args, kwargs

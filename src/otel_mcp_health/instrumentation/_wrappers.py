@@ -7,8 +7,9 @@ Rules every wrapper here follows (the host comes first):
 * It calls ``wrapped(*args, **kwargs)`` exactly once, returns its result object unchanged and lets
   its exception propagate unchanged (same object); an ``except BaseException`` only observes and
   re-raises.
-* Everything of ours runs through a hook module (:data:`HOOK_MODULES`) inside a ``try/except
-  Exception`` fence that logs at debug level, so a bug in our code can never reach the application.
+* Everything of ours runs through a hook module (:data:`HOOK_MODULES`), one call per
+  ``with fence("what"):`` block, which logs an ``Exception`` at debug level and drops it, so a bug
+  in our code can never reach the application.
 * A wrapper closes over the configuration of the ``instrument()`` call that installed it (the
   instrumentor binds it, :func:`bind`); inside ``suppress_instrumentation()`` or on a server-side
   object, it is a plain pass-through. ``uninstrument()`` removes it.
@@ -27,6 +28,7 @@ import functools
 import logging
 import sys
 from collections.abc import Callable
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import wrapt
@@ -52,7 +54,14 @@ else:  # wrapt 1.x's ObjectProxy is not subscriptable at run time
 
 #: The extraction seam: every function of ours a wrapper calls, always through these modules'
 #: attributes (a test makes each one raise and proves the host sees no difference).
-HOOK_MODULES = (_session_hooks, _request_hooks, _result_hooks, _catalog_hooks, _transport_hooks)
+HOOK_MODULES = (
+    _session_hooks,
+    _request_hooks,
+    _result_hooks,
+    _catalog_hooks,
+    _transport_hooks,
+    _outcomes,
+)
 
 Wrapper = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Any]
 #: A wrapper before the instrumentor binds its configuration.
@@ -72,12 +81,30 @@ def active(configured: Telemetry) -> Telemetry | None:
     return configured if is_instrumentation_enabled() else None
 
 
-def fenced(what: str, fn: Callable[..., object], *args: Any) -> None:
-    """Run one piece of our own logic; any failure is logged at debug level and forgotten."""
-    try:
-        fn(*args)
-    except Exception:
-        _logger.debug("mcp_health: %s failed; the application is unaffected", what, exc_info=True)
+class fence:  # lower case: used like a function, ``with fence("what"): hooks.call(...)``
+    """The host-first fence around one call of our own logic: an ``Exception`` raised in the
+    block is logged at debug level and forgotten; anything else (a cancellation) passes. One
+    ``with`` per hook call, so each fenced call stays visible where it is made."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool:
+        if kind is None or not issubclass(kind, Exception):
+            return False
+        _logger.debug(
+            "mcp_health: %s failed; the application is unaffected",
+            self.what,
+            exc_info=(kind, exc, tb),  # type: ignore[arg-type]
+        )
+        return True
 
 
 # ----------------------------------------------------------------------------------------------
@@ -93,7 +120,8 @@ def session_init(
     """``ClientSession.__init__``: a new client session gets its state and random key."""
     result = wrapped(*args, **kwargs)
     if active(configured) is not None:
-        fenced("session registration", _session_hooks.register_session, instance)
+        with fence("session registration"):
+            _session_hooks.register_session(instance)
     return result
 
 
@@ -107,7 +135,8 @@ async def session_aenter(
     """``ClientSession.__aenter__``: the session clock starts."""
     result = await wrapped(*args, **kwargs)
     if active(configured) is not None:
-        fenced("session start", _session_hooks.session_started, instance)
+        with fence("session start"):
+            _session_hooks.session_started(instance)
     return result
 
 
@@ -126,9 +155,11 @@ async def session_aexit(
     try:
         result = await wrapped(*args, **kwargs)
     except BaseException as raised:
-        fenced("session end", _session_hooks.session_ended, telemetry, instance, raised)
+        with fence("session end"):
+            _session_hooks.session_ended(telemetry, instance, raised)
         raise
-    fenced("session end", _session_hooks.session_ended, telemetry, instance, exc)
+    with fence("session end"):
+        _session_hooks.session_ended(telemetry, instance, exc)
     return result
 
 
@@ -137,8 +168,10 @@ def _finish_slot(telemetry: Telemetry, slot: Slot, exc: BaseException | None) ->
     if record is None:
         return
     if exc is not None:
-        fenced("request error", _result_hooks.on_error, record, exc)
-    fenced("request end", _request_hooks.finish, telemetry, record)
+        with fence("request error"):
+            _result_hooks.on_error(record, exc)
+    with fence("request end"):
+        _request_hooks.finish(telemetry, record)
 
 
 def send_request(
@@ -192,8 +225,10 @@ async def call_tool(
     slot = Slot(method="tools/call")
     name = args[0] if args else kwargs.get("name")
     arguments = args[1] if len(args) > 1 else kwargs.get("arguments")
-    fenced("contract check", _request_hooks.before_call, state, slot, name, arguments)
-    fenced("retry check", _outcomes.before_call, state, slot, name, arguments)
+    with fence("contract check"):
+        _request_hooks.before_call(state, slot, name, arguments)
+    with fence("retry check"):
+        _outcomes.before_call(state, slot, name, arguments)
     slot_token = _state.SLOT.set(slot)
     internal_token = _state.INTERNAL.set(True)
     try:
@@ -201,13 +236,15 @@ async def call_tool(
     except BaseException as exc:
         _finish_slot(telemetry, slot, exc)
         if slot.record is not None:
-            fenced("unreconciled", _outcomes.after_failure, slot.record, slot, name)
+            with fence("unreconciled"):
+                _outcomes.after_failure(slot.record, slot, name)
         raise
     finally:
         _state.INTERNAL.reset(internal_token)
         _state.SLOT.reset(slot_token)
     if slot.record is not None:
-        fenced("outcome", _outcomes.after_success, slot.record, slot, name, arguments, result)
+        with fence("outcome"):
+            _outcomes.after_success(slot.record, slot, name, arguments, result)
     _finish_slot(telemetry, slot, None)
     return result
 
@@ -231,9 +268,11 @@ async def validate_tool_result(
     try:
         result = await wrapped(*args, **kwargs)
     except BaseException as exc:
-        fenced("output schema", _request_hooks.output_schema_checked, slot, instance, name, exc)
+        with fence("output schema"):
+            _request_hooks.output_schema_checked(slot, instance, name, exc)
         raise
-    fenced("output schema", _request_hooks.output_schema_checked, slot, instance, name, None)
+    with fence("output schema"):
+        _request_hooks.output_schema_checked(slot, instance, name, None)
     return result
 
 
@@ -262,7 +301,8 @@ async def notified(
     telemetry = active(configured)
     if telemetry is None:
         return await wrapped(*args, **kwargs)
-    fenced("notification", _session_hooks.on_notification, telemetry, instance, method)
+    with fence("notification"):
+        _session_hooks.on_notification(telemetry, instance, method)
     # The handler may run in the context of the request whose stream carried the notification;
     # whatever the application does in it (e.g. re-list after list_changed) is its own request.
     internal_token = _state.INTERNAL.set(False)
@@ -305,7 +345,8 @@ async def requested(
     waiting = method == _ELICITATION
     record = _state.REQUEST.get()
     if waiting:
-        fenced("waiting for user", _session_hooks.waiting_for_user, instance, record, True)
+        with fence("waiting for user"):
+            _session_hooks.waiting_for_user(instance, record, True)
     internal_token = _state.INTERNAL.set(False)
     slot_token = _state.SLOT.set(None)
     try:
@@ -314,7 +355,8 @@ async def requested(
         _state.SLOT.reset(slot_token)
         _state.INTERNAL.reset(internal_token)
         if waiting:
-            fenced("waiting for user", _session_hooks.waiting_for_user, instance, record, False)
+            with fence("waiting for user"):
+                _session_hooks.waiting_for_user(instance, record, False)
 
 
 async def client_call_tool(
@@ -352,5 +394,6 @@ async def stdio_process(
     process = await wrapped(*args, **kwargs)
     if active(configured) is not None:
         command, argv = kwargs.get("command"), kwargs.get("args")
-        fenced("stdio mark", _session_hooks.stdio_spawned, caller, command, argv)
+        with fence("stdio mark"):
+            _session_hooks.stdio_spawned(caller, command, argv)
     return process

@@ -1,0 +1,387 @@
+"""Evidence as a pure fold: the facts of one request in, its records out.
+
+The instrumentation's hooks decide nothing. Each appends what it saw to its request, in the order
+it saw it (:mod:`.facts`): an HTTP response, an HTTP failure, the SDK's span block entered or
+left, the write, a result, an exception the request raised, a handshake or ``tools/list`` page
+result, the output-schema check, the outcome policy. When the request ends, :func:`fold` reads
+each fact as one row of :data:`PRECEDENCE` and writes its values into the request's observations
+(:class:`Folded`: :class:`~.observations.Observed` plus the handshake and the page), and
+:func:`records` builds the call, handshake and page records from them; the codec writes each
+once. Nothing here reads a clock or does I/O.
+
+The precedence table is data (after h11's state tables): a row per *reading* of a fact, a column
+per observed field, and in each cell the rule that decides whether the reading's value replaces
+what an earlier fact wrote (docs/architecture.md#precedence):
+
+* ``SET``: an observation of this very thing; the latest one wins.
+* ``KEEP``: an inference; written only where nothing was recorded yet (``None``).
+* ``OVER_OK``: a transport failure; replaces ``ok`` or nothing, never another failure.
+* ``NEXT``: the second step of a sequence; written only over ``False`` (the write is visible
+  only once the SDK entered its span block, which sets ``write_started`` to ``False``).
+
+Readings in :data:`FIRST_CLASSIFICATION` (an exception the request raised) apply only while the
+request's ``error_type`` is unset: several nested layers see the same exception, and the first
+classification wins. What a fact *means* may depend on what came before (a cancellation after
+the answer is no silence); the reading says that, the table says who wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from types import MappingProxyType
+from typing import Any, Final, NamedTuple
+
+from otel_mcp_health.core.bounds import cap
+from otel_mcp_health.core.evidence import CallEvidence, HandshakeEvidence, RequestEvidence
+from otel_mcp_health.core.facts import (
+    Fact,
+    Failure,
+    HandshakeResult,
+    HttpFailure,
+    HttpResponse,
+    Outcome,
+    OutputSchema,
+    PageResult,
+    Raised,
+    Result,
+    SdkEntered,
+    SdkExit,
+    WriteStarted,
+)
+from otel_mcp_health.core.observations import Observed, request_evidence
+from otel_mcp_health.core.vocabulary import AuthError, TransportOutcome
+
+_OK = TransportOutcome.OK.value
+#: ``error.type`` of a ``CallToolResult`` with ``isError: true`` and of a request that hit its
+#: deadline (the same values as ``attributes.ERROR_TYPE_TOOL_ERROR`` / ``ERROR_TYPE_TIMEOUT``).
+TOOL_ERROR: Final = "tool_error"
+TIMEOUT: Final = "timeout"
+
+
+# ----------------------------------------------------------------------------------------------
+# The precedence table
+# ----------------------------------------------------------------------------------------------
+class Rule(Enum):
+    """Whether a reading's value replaces what is recorded (module docstring)."""
+
+    SET = "set"
+    KEEP = "keep"
+    OVER_OK = "over_ok"
+    NEXT = "next"
+
+
+_S, _K, _O, _N = Rule.SET, Rule.KEEP, Rule.OVER_OK, Rule.NEXT
+_EXC = "exception_type"
+#: reading -> {field: rule}. The columns a row leaves out it never writes.
+PRECEDENCE: Final[Mapping[str, Mapping[str, Rule]]] = MappingProxyType(
+    {
+        "http_response": {
+            "http_status": _S,
+            "http_json_body": _S,
+            "transport_outcome": _S,
+            "written": _S,
+            "auth_error": _S,
+            "auth_scope": _S,
+            "session_id": _S,
+        },
+        "http_rejected": {"answered": _S, "error_type": _S, _EXC: _S},
+        "oauth_failed": {
+            "auth_error": _S,
+            "error_type": _S,
+            "transport_outcome": _S,
+            "written": _S,
+            _EXC: _S,
+        },
+        "transport_failed": {"transport_outcome": _S, "error_type": _K, "written": _S, _EXC: _S},
+        "sdk_entered": {"sdk_entered": _S, "write_started": _K},
+        "write_started": {"write_started": _N},
+        "sdk_exit": {"written": _K},
+        "sdk_exit_closed": {"written": _S},
+        "result": {
+            "answered": _S,
+            "written": _K,
+            "transport_outcome": _K,
+            "is_error": _S,
+            "error_type": _S,
+        },
+        "output_schema": {"output_schema_valid": _S},
+        "outcome": {"outcome": _S},
+        "handshake": {"handshake": _S},
+        "page": {"page": _S},
+        # an exception, first classification only
+        "timeout": {
+            _EXC: _S,
+            "timed_out": _S,
+            "written": _K,
+            "transport_outcome": _K,
+            "error_type": _S,
+        },
+        "closed": {_EXC: _S, "written": _K, "transport_outcome": _O, "error_type": _S},
+        "http_collapsed": {_EXC: _S, "answered": _S, "error_type": _S},
+        "rpc_error": {
+            _EXC: _S,
+            "answered": _S,
+            "transport_outcome": _K,
+            "written": _K,
+            "error_code": _S,
+            "error_type": _S,
+        },
+        "cancelled": {
+            _EXC: _S,
+            "cancelled": _S,
+            "error_type": _S,
+            "written": _S,
+            "timed_out": _S,
+            "transport_outcome": _K,
+        },
+        "invalid_result": {_EXC: _S, "result_valid": _S, "error_type": _S},
+        "raised": {_EXC: _S, "error_type": _S},
+    }
+)
+FIRST_CLASSIFICATION: Final = frozenset(
+    {"timeout", "closed", "http_collapsed", "rpc_error", "cancelled", "invalid_result", "raised"}
+)
+
+
+class _FailureOr(NamedTuple):
+    """A value read when the row is applied: the recorded transport failure, else ``fallback``."""
+
+    fallback: str | None
+
+
+@dataclass(slots=True, eq=False, kw_only=True)
+class Folded(Observed):
+    """A request's observations after its facts, with what the records need besides."""
+
+    sdk_entered: bool = False
+    session_id: str | None = None
+    handshake: HandshakeResult | None = None
+    page: PageResult | None = None
+
+
+# ----------------------------------------------------------------------------------------------
+# Readings: what a fact says, given what came before
+# ----------------------------------------------------------------------------------------------
+Reading = tuple[str, dict[str, Any]]
+
+
+def _http_response(fact: HttpResponse, seen: Folded, network: str | None) -> Reading:
+    failed = fact.status >= 500
+    values: dict[str, Any] = {
+        "http_status": fact.status,
+        "http_json_body": fact.json_body,
+        "transport_outcome": TransportOutcome.HTTP_ERROR.value if failed else _OK,
+        "written": True,
+        "auth_error": fact.auth_error,
+        "auth_scope": fact.scope,
+    }
+    if fact.session_id is not None:
+        values["session_id"] = fact.session_id
+    return "http_response", values
+
+
+def _http_failure(fact: HttpFailure, seen: Folded, network: str | None) -> Reading:
+    exc = fact.exception_type
+    if fact.status is not None:
+        return "http_rejected", {"answered": True, "error_type": str(fact.status), _EXC: exc}
+    if fact.oauth:  # the OAuth flow starts from the server's 401/403: the exchange itself worked
+        return "oauth_failed", {
+            "auth_error": AuthError.OAUTH_ERROR,
+            "error_type": AuthError.OAUTH_ERROR.value,
+            "transport_outcome": fact.outcome or _OK,
+            "written": True if fact.written is None else fact.written,
+            _EXC: exc,
+        }
+    values: dict[str, Any] = {}
+    if fact.outcome is not None:
+        values["transport_outcome"] = values["error_type"] = fact.outcome
+    if fact.written is not None:
+        values["written"] = fact.written
+    values[_EXC] = exc
+    return "transport_failed", values
+
+
+def _sdk_entered(fact: SdkEntered, seen: Folded, network: str | None) -> Reading:
+    values: dict[str, Any] = {"sdk_entered": True}
+    if fact.write_visible:
+        values["write_started"] = False  # the SDK enters its span block before it writes
+    return "sdk_entered", values
+
+
+def _write_started(fact: WriteStarted, seen: Folded, network: str | None) -> Reading:
+    return "write_started", {"write_started": True}
+
+
+def _sdk_exit(fact: SdkExit, seen: Folded, network: str | None) -> Reading | None:
+    if fact.failure is None:  # the write succeeded and an outcome arrived
+        return "sdk_exit", {"written": True}
+    if fact.failure is Failure.CLOSED:  # the write failed on a torn-down transport
+        return "sdk_exit_closed", {"written": False}
+    return None
+
+
+def _result(fact: Result, seen: Folded, network: str | None) -> Reading:
+    values: dict[str, Any] = {"answered": True, "written": True, "transport_outcome": _OK}
+    if fact.is_error is not None:
+        values["is_error"] = fact.is_error
+        if fact.is_error:
+            values["error_type"] = TOOL_ERROR
+    return "result", values
+
+
+def _raised(fact: Raised, seen: Folded, network: str | None) -> Reading:
+    exc = fact.exception_type
+    if fact.failure is Failure.TIMEOUT:  # delivered; only the answer did not come in time
+        values = {"timed_out": True, "written": True, "transport_outcome": _OK}
+        return "timeout", {_EXC: exc, **values, "error_type": TIMEOUT}
+    if fact.failure is Failure.CLOSED:
+        return "closed", _closed(exc, seen, network)
+    if fact.failure is Failure.RPC:
+        return _rpc_error(fact, seen)
+    if fact.failure is Failure.CANCELLED:
+        return "cancelled", _cancelled(exc, seen)
+    if fact.failure is Failure.INVALID:
+        return "invalid_result", {_EXC: exc, "result_valid": False, "error_type": exc}
+    return "raised", {_EXC: exc, "error_type": _FailureOr(exc)}
+
+
+def _closed(exc: str, seen: Folded, network: str | None) -> dict[str, Any]:
+    values: dict[str, Any] = {_EXC: exc}
+    if not seen.sdk_entered and seen.http_status is None:
+        values["written"] = False  # refused before anything was sent (session already closed)
+    pipe = network == "pipe"
+    lost = TransportOutcome.PROCESS_EXIT if pipe else TransportOutcome.CONNECTION_LOST
+    values["transport_outcome"] = lost.value
+    values["error_type"] = _FailureOr(None)
+    return values
+
+
+def _rpc_error(fact: Raised, seen: Folded) -> Reading:
+    exc, status, code = fact.exception_type, seen.http_status, fact.code
+    if status is not None and status >= 400 and not seen.http_json_body:
+        # The SDK collapsed an HTTP error status into a JSON-RPC code it made up: keep the status.
+        return "http_collapsed", {_EXC: exc, "answered": True, "error_type": str(status)}
+    code_type = cap(str(code))
+    values = {"answered": True, "transport_outcome": _OK, "written": True, "error_code": code}
+    return "rpc_error", {_EXC: exc, **values, "error_type": code_type}
+
+
+def _cancelled(exc: str, seen: Folded) -> dict[str, Any]:
+    """The host stopped waiting (docs/model.md#silence): whoever stopped waiting, silence after a
+    possible write is silence, recorded as a timeout; before the write there was no call."""
+    values: dict[str, Any] = {_EXC: exc, "cancelled": True, "error_type": exc}
+    if seen.answered:
+        return values  # the answer had arrived: the host only abandoned what came after it
+    if seen.write_started is False or seen.written is False:
+        values["written"] = False
+        return values
+    values["timed_out"] = True
+    if seen.written is True:
+        values["transport_outcome"] = _OK
+    return values
+
+
+def _as(name: str) -> Callable[[Any, Folded, str | None], Reading]:
+    return lambda fact, seen, network: (name, {name: fact})
+
+
+def _outcome(fact: Outcome, seen: Folded, network: str | None) -> Reading:
+    return "outcome", {"outcome": fact.outcome}
+
+
+def _output_schema(fact: OutputSchema, seen: Folded, network: str | None) -> Reading:
+    return "output_schema", {"output_schema_valid": fact.valid}
+
+
+_READINGS: Final[Mapping[type, Callable[[Any, Folded, str | None], Reading | None]]] = {
+    HttpResponse: _http_response,
+    HttpFailure: _http_failure,
+    SdkEntered: _sdk_entered,
+    WriteStarted: _write_started,
+    SdkExit: _sdk_exit,
+    Result: _result,
+    Raised: _raised,
+    OutputSchema: _output_schema,
+    Outcome: _outcome,
+    HandshakeResult: _as("handshake"),
+    PageResult: _as("page"),
+}
+
+
+# ----------------------------------------------------------------------------------------------
+# The fold and the records
+# ----------------------------------------------------------------------------------------------
+def fold(seed: Observed, facts: Iterable[Fact], *, network: str | None) -> Folded:
+    """The request's observations after its facts, in order (``seed``: what was known before it
+    was sent; ``network``: the session's transport)."""
+    seen = Folded(
+        method=seed.method,
+        tool_name=seed.tool_name,
+        read_only=seed.read_only,
+        request_id=seed.request_id,
+    )
+    for fact in facts:
+        reading = _READINGS[type(fact)](fact, seen, network)
+        if reading is not None:
+            _apply(seen, *reading)
+    return seen
+
+
+def _apply(seen: Folded, row: str, values: dict[str, Any]) -> None:
+    if row in FIRST_CLASSIFICATION and seen.error_type is not None:
+        return
+    rules = PRECEDENCE[row]
+    for name, proposed in values.items():
+        value = proposed
+        if isinstance(proposed, _FailureOr):
+            failure = seen.transport_outcome not in (None, _OK)
+            value = seen.transport_outcome if failure else proposed.fallback
+        rule, current = rules[name], getattr(seen, name)
+        if (
+            (rule is Rule.KEEP and current is not None)
+            or (rule is Rule.OVER_OK and current not in (None, _OK))
+            or (rule is Rule.NEXT and current is not False)
+        ):
+            continue
+        setattr(seen, name, value)
+
+
+@dataclass(frozen=True, slots=True)
+class Records:
+    """What a request's span gets when it ends: its observations and the records built from them."""
+
+    seen: Folded
+    request: RequestEvidence
+    handshake: HandshakeEvidence | None
+    page: PageResult | None
+
+
+def records(
+    seed: Observed,
+    facts: Iterable[Fact],
+    *,
+    network: str | None,
+    missing: tuple[str, ...] = (),
+) -> Records:
+    """Fold the facts and build the call, handshake and page records of the request."""
+    seen = fold(seed, facts, network=network)
+    request = request_evidence(seen, network=network, missing=missing)
+    return Records(seen, request, handshake_evidence(seen, request.call), seen.page)
+
+
+def handshake_evidence(seen: Folded, call: CallEvidence) -> HandshakeEvidence | None:
+    """The handshake record of a request that got a handshake result (else ``None``)."""
+    result = seen.handshake
+    if result is None:
+        return None
+    tools = {"tools": {"listChanged": result.list_changed}} if result.tools else {}
+    return HandshakeEvidence(
+        requested_version=result.requested,
+        negotiated_version=result.negotiated,
+        error_code=call.protocol.error_code if call.protocol is not None else None,
+        capabilities=tools,
+        transport=call.transport,
+        authorization=call.authorization,
+    )
