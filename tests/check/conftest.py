@@ -6,13 +6,9 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from check_support import EVERYTHING, PROVISION, SERVERS
+from tests.check.check_support import EVERYTHING, PROVISION, SERVERS
 
 
 @pytest.fixture(scope="session")

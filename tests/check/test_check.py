@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from check_servers import CANARY_ARG, CANARY_CURSOR, TOKEN
-from check_support import check, stdio
+from tests.check.check_servers import CANARY_ARG, CANARY_CURSOR, TOKEN
+from tests.check.check_support import check, stdio
 
 LAYERS = ("transport", "authorization", "protocol", "execution", "outcome")
 
@@ -342,7 +342,7 @@ def test_header_credentials_are_used_and_never_printed_or_exported(
     assert "HEALTHY" in allowed.out
     assert TOKEN not in allowed.out + allowed.err
     # The spans exported over OTLP/file carry no header value either: export to a file.
-    from check_export import exported_bytes
+    from tests.check.check_export import exported_bytes
 
     exported = exported_bytes(
         [

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
-from check_servers import CANARY_ARG
-from check_support import check, stdio
+from tests.check.check_servers import CANARY_ARG
+from tests.check.check_support import check, stdio
 
 POLICY = """
 [[outcome]]

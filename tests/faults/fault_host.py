@@ -29,15 +29,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import hostile
 import httpx2
+from hostile import CANARIES, CANARY_ARG, CANARY_TOKEN, HUGE_NAME
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-import hostile
-from hostile import CANARIES, CANARY_ARG, CANARY_TOKEN, HUGE_NAME
 
 import otel_mcp_health as omh
 

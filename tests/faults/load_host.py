@@ -21,15 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import hostile
 from mcp import Client
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanContext, TraceFlags
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-import hostile
 
 import otel_mcp_health as omh
 from otel_mcp_health import attributes as A

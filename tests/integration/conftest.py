@@ -14,14 +14,13 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from tests.integration.mcp_health_support import Captured
 
 from otel_mcp_health.instrumentation import McpHealthInstrumentor
 
-# The servers, scenarios and helpers are plain modules next to this file (``tests/processor``
-# imports ``mcp_health_servers`` and ``scenarios`` from here too).
+# Only for test_host_safety.py, which still imports these helpers by their bare names; every other
+# module imports them as ``tests.integration.*``. Delete this line once it does too.
 sys.path.insert(0, str(Path(__file__).parent))
-
-from mcp_health_support import Captured
 
 _GLOBAL_EXPORTER = InMemorySpanExporter()
 
@@ -49,7 +48,7 @@ def sdk_exporter() -> InMemorySpanExporter:
 @pytest.fixture(scope="session")
 async def http_base_url() -> AsyncIterator[str]:
     """One real streamable-HTTP server (uvicorn, 127.0.0.1, ephemeral port) for the session."""
-    from mcp_health_servers import build_server, serve_http
+    from tests.integration.mcp_health_servers import build_server, serve_http
 
     async with serve_http(build_server()) as url:
         yield url

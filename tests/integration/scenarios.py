@@ -18,7 +18,7 @@ import httpx2
 import mcp_types as types
 from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp_health_servers import CANARY_ARG, CANARY_ENV, CANARY_TOKEN, build_server
+from tests.integration.mcp_health_servers import CANARY_ARG, CANARY_ENV, CANARY_TOKEN, build_server
 
 Outcome = tuple[Any, ...]
 Step = Callable[[], Awaitable[Any]]

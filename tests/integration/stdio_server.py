@@ -1,15 +1,12 @@
-"""The integration suite's server as a stdio subprocess (``python stdio_server.py``)."""
+"""The integration suite's server as a stdio subprocess (``python stdio_server.py``).
+
+Run by path, it imports the server module beside it (a script's own directory is on
+``sys.path``)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import anyio
 from mcp.server.stdio import stdio_server
-
-sys.path.insert(0, str(Path(__file__).parent))
-
 from mcp_health_servers import build_server
 
 

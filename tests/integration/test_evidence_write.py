@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from mcp import Client, MCPError
-from mcp_health_servers import build_server
-from mcp_health_support import Captured
 from opentelemetry.sdk.trace import Span
+from tests.integration.mcp_health_servers import build_server
+from tests.integration.mcp_health_support import Captured
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.processor._spans import INSTRUMENTATION_SCOPE

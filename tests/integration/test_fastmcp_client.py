@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import fastmcp
 import pytest
-from mcp_health_servers import ALL_TOOLS
-from mcp_health_support import Captured
+from tests.integration.mcp_health_servers import ALL_TOOLS
+from tests.integration.mcp_health_support import Captured
 
 from otel_mcp_health import attributes as A
 

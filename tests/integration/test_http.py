@@ -8,15 +8,15 @@ import socket
 import anyio
 import httpx2
 import pytest
-import scenarios
 from mcp import Client, ClientSession, MCPError
 from mcp.client.auth import AuthorizationCodeResult
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
-from mcp_health_servers import CANARY_TOKEN
-from mcp_health_support import Captured, attribute_types
 from opentelemetry.trace import SpanKind, StatusCode
 from pydantic import AnyUrl
+from tests.integration import scenarios
+from tests.integration.mcp_health_servers import CANARY_TOKEN
+from tests.integration.mcp_health_support import Captured, attribute_types
 
 from otel_mcp_health import attributes as A
 

@@ -11,11 +11,11 @@ import anyio.lowlevel
 import mcp_types as types
 import pytest
 from mcp import Client, ClientSession, MCPError
-from mcp_health_servers import ALL_TOOLS, PAGE1, PAGE2, build_server
-from mcp_health_support import Captured, attribute_types
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import SpanKind, StatusCode
+from tests.integration.mcp_health_servers import ALL_TOOLS, PAGE1, PAGE2, build_server
+from tests.integration.mcp_health_support import Captured, attribute_types
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health import environment_variables as env

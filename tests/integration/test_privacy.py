@@ -11,9 +11,9 @@ from __future__ import annotations
 import sys
 
 import pytest
-import scenarios
-from mcp_health_servers import CANARIES, CANARY_ARG, CANARY_CURSOR, CANARY_RESULT
-from mcp_health_support import STDIO_SERVER, Captured
+from tests.integration import scenarios
+from tests.integration.mcp_health_servers import CANARIES, CANARY_ARG, CANARY_CURSOR, CANARY_RESULT
+from tests.integration.mcp_health_support import STDIO_SERVER, Captured
 
 from otel_mcp_health import attributes as A
 

@@ -10,8 +10,8 @@ import mcp_types as types
 import pytest
 from mcp import Client, ClientSession, MCPError, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp_health_servers import ALL_TOOLS, CANARY_ENV
-from mcp_health_support import STDIO_SERVER, Captured
+from tests.integration.mcp_health_servers import ALL_TOOLS, CANARY_ENV
+from tests.integration.mcp_health_support import STDIO_SERVER, Captured
 
 from otel_mcp_health import attributes as A
 

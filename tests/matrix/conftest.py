@@ -8,24 +8,16 @@ with the *global* provider) through a switch installed once on the global provid
 from __future__ import annotations
 
 import importlib.util
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+from tests.processor.processor_helpers import Pipeline
+from tests.support.matrix_drivers import CHANGING_SERVER, REFERENCE_HTTP, http_server
 
-HERE = Path(__file__).resolve().parent
-for path in (HERE, HERE.parent / "processor"):  # the drivers and the processor's pipeline
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
-
-from matrix_drivers import CHANGING_SERVER, http_server  # noqa: E402
-from processor_helpers import Pipeline  # noqa: E402
-
-from otel_mcp_health.instrumentation import McpHealthInstrumentor  # noqa: E402
+from otel_mcp_health.instrumentation import McpHealthInstrumentor
 
 #: Agent-framework modules, each collected where its framework is installed (the framework cells
 #: of noxfile.py; langchain-mcp-adapters pins ``mcp < 2``): test module -> import it needs.
@@ -52,7 +44,7 @@ def anyio_backend() -> str:
 @pytest.fixture(scope="session")
 def reference_url() -> Iterator[str]:
     """The reference server over streamable HTTP in its own process (127.0.0.1)."""
-    with http_server(str(HERE / "reference_http.py")) as url:
+    with http_server(str(REFERENCE_HTTP)) as url:
         yield url
 
 

@@ -13,8 +13,15 @@ from typing import Any
 
 import anyio
 import pytest
-from matrix_drivers import CHANGING_SERVER, SERVER_PYTHON, Driver, Events, connect, open_stdio
-from processor_helpers import Pipeline
+from tests.processor.processor_helpers import Pipeline
+from tests.support.matrix_drivers import (
+    CHANGING_SERVER,
+    SERVER_PYTHON,
+    Driver,
+    Events,
+    connect,
+    open_stdio,
+)
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health import record_installed_tools

@@ -16,8 +16,8 @@ from typing import Any
 
 import anyio
 import pytest
-from matrix_drivers import Events, connect
-from processor_helpers import Pipeline
+from tests.processor.processor_helpers import Pipeline
+from tests.support.matrix_drivers import Events, connect
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import McpHealthInstrumentor, _compat, flush_receipts

@@ -29,9 +29,9 @@ from typing import Any
 
 import anyio
 import pytest
-from matrix_drivers import CHANGING_SERVER, SERVER_PYTHON
 from opentelemetry.sdk.trace import ReadableSpan
-from processor_helpers import Pipeline
+from tests.processor.processor_helpers import Pipeline
+from tests.support.matrix_drivers import CHANGING_SERVER, SERVER_PYTHON
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import flush_receipts
@@ -158,7 +158,9 @@ async def test_crewai_keeps_its_tools_after_list_changed(
 
     def run() -> Any:
         with MCPServerAdapter(server) as tools:
-            return _kickoff(list(tools), [("trigger_change", {}), ("create_ticket", TICKET)])
+            llm = _kickoff(list(tools), [("trigger_change", {}), ("create_ticket", TICKET)])
+        assert flush_receipts(10.0)
+        return llm
 
     llm = await _in_thread(run)
     assert llm.offered == [CATALOG] * 3  # added_tool never reaches the agent

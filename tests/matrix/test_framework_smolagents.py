@@ -26,9 +26,9 @@ from typing import Any
 
 import anyio
 import pytest
-from matrix_drivers import CHANGING_SERVER, SERVER_PYTHON
 from opentelemetry.sdk.trace import ReadableSpan
-from processor_helpers import Pipeline
+from tests.processor.processor_helpers import Pipeline
+from tests.support.matrix_drivers import CHANGING_SERVER, SERVER_PYTHON
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import flush_receipts
@@ -159,7 +159,9 @@ async def test_smolagents_keeps_its_tools_after_list_changed(
 
     def run() -> Any:
         with ToolCollection.from_mcp(server, trust_remote_code=True, structured_output=False) as tc:
-            return _run_agent(tc.tools, [("trigger_change", {}), ("create_ticket", TICKET)])
+            model = _run_agent(tc.tools, [("trigger_change", {}), ("create_ticket", TICKET)])
+        assert flush_receipts(10.0)
+        return model
 
     model = await _in_thread(run)
     assert model.offered == [OFFER] * 3  # added_tool never reaches the model

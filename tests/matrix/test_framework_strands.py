@@ -28,14 +28,14 @@ from typing import Any
 
 import anyio
 import pytest
-from matrix_drivers import (
+from tests.processor.processor_helpers import Pipeline
+from tests.support.matrix_drivers import (
     CHANGING_SERVER,
     SERVER_PYTHON,
     STDIO_SERVER,
     assert_installed_once,
     http_server,
 )
-from processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import flush_receipts
@@ -48,35 +48,9 @@ TICKET = {"title": "t", "priority": "p"}
 REFERENCE = [STDIO_SERVER]
 CHANGING = [str(CHANGING_SERVER), "stdio"]
 #: ``changing_server.py`` that also serves the 2026-07-28 ``subscriptions/listen`` and publishes
-#: its change there (its own low-level ``Server`` with ``on_subscriptions_listen``): at that era
-#: a server announces changes only on a stream the client opened (``python -c ... DIR stdio|http``).
-LISTENING_SERVER = """
-import sys
-sys.path.insert(0, sys.argv[1])
-import changing_server as cs
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
-from mcp.shared.subscriptions import ToolsListChanged
-
-bus = InMemorySubscriptionBus()
-
-
-class Listening(cs.Server):
-    def __init__(self, *args, on_call_tool, **kwargs):
-        async def call(ctx, params):
-            result = await on_call_tool(ctx, params)
-            if params.name == "trigger_change":
-                await bus.publish(ToolsListChanged())
-            return result
-
-        super().__init__(
-            *args, on_call_tool=call, on_subscriptions_listen=ListenHandler(bus), **kwargs
-        )
-
-
-cs.Server = Listening
-cs.anyio.run(cs._stdio if sys.argv[2] == "stdio" else cs._http)
-"""
-LISTENING = ["-c", LISTENING_SERVER, str(CHANGING_SERVER.parent), "stdio"]
+#: its change there: at that era a server announces changes only on a stream the client opened.
+LISTENING_SERVER = CHANGING_SERVER.with_name("listening_server.py")
+LISTENING = [str(LISTENING_SERVER), "stdio"]
 #: A step the model takes: a tool call, optionally after waiting for an event (model latency).
 Step = tuple[str, dict[str, Any], threading.Event | None]
 

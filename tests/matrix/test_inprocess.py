@@ -5,16 +5,15 @@ and no ``network.transport`` (semconv has no value for in-process), with the tab
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import pytest
-from matrix_drivers import INTEGRATION, MCP_MAJOR, Events, SessionDriver
 from opentelemetry.trace import SpanKind
-from processor_helpers import Pipeline
+from tests.processor.processor_helpers import Pipeline
+from tests.support.matrix_drivers import MCP_MAJOR, Events, SessionDriver
 
 from otel_mcp_health import attributes as A
 
@@ -48,10 +47,7 @@ async def _in_process() -> AsyncIterator[Any]:
             yield session
         return
     from mcp import Client
-
-    if str(INTEGRATION) not in sys.path:
-        sys.path.insert(0, str(INTEGRATION))
-    from mcp_health_servers import build_server
+    from tests.integration.mcp_health_servers import build_server
 
     async with Client(build_server()) as client:
         yield client.session

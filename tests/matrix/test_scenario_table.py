@@ -15,10 +15,10 @@ from typing import Any
 
 import anyio
 import pytest
-from matrix_drivers import Driver, Events, available, connect
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
-from processor_helpers import Pipeline
+from tests.processor.processor_helpers import Pipeline
+from tests.support.matrix_drivers import Driver, Events, available, connect
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import flush_receipts

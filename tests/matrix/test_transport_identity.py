@@ -12,7 +12,6 @@ one task (one context), in each order, with a 401 among them; one keeps them ope
 from __future__ import annotations
 
 import itertools
-import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -20,10 +19,10 @@ from urllib.parse import urlsplit
 
 import anyio
 import pytest
-from matrix_drivers import INTEGRATION, MCP_MAJOR, Driver, Events, SessionDriver, connect
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
-from processor_helpers import Pipeline
+from tests.processor.processor_helpers import Pipeline
+from tests.support.matrix_drivers import MCP_MAJOR, Driver, Events, SessionDriver, connect
 
 from otel_mcp_health import attributes as A
 
@@ -49,10 +48,7 @@ async def _in_process() -> AsyncIterator[Driver]:
             yield SessionDriver(Events(), session)
         return
     from mcp import Client
-
-    if str(INTEGRATION) not in sys.path:
-        sys.path.insert(0, str(INTEGRATION))
-    from mcp_health_servers import build_server
+    from tests.integration.mcp_health_servers import build_server
 
     async with Client(build_server()) as client:
         yield SessionDriver(Events(), client.session)

@@ -3,19 +3,12 @@
 from __future__ import annotations
 
 import sqlite3
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-HERE = Path(__file__).parent
-for path in (HERE, HERE.parent / "processor", HERE.parent / "integration"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
-
-from destinations import PublishTarget  # noqa: E402
-from processor_helpers import Pipeline, instrumented_pipeline  # noqa: E402
+from tests.outcomes.destinations import PublishTarget
+from tests.processor.processor_helpers import Pipeline, instrumented_pipeline
 
 
 @pytest.fixture(scope="session")

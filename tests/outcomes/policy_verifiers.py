@@ -1,4 +1,5 @@
-"""Verifier functions that the policy tests name with ``verify = "python"`` (on ``sys.path``)."""
+"""Verifier functions that the policy tests name with ``verify = "python"``
+(``callable = "tests.outcomes.policy_verifiers:<name>"``, imported like any module)."""
 
 from __future__ import annotations
 

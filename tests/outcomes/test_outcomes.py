@@ -23,10 +23,10 @@ from typing import Any
 
 import anyio
 import pytest
-from destinations import PublishTarget, build_destination_server, sha256_text
 from mcp import Client
 from opentelemetry.sdk.trace import ReadableSpan
-from processor_helpers import Pipeline
+from tests.outcomes.destinations import PublishTarget, build_destination_server, sha256_text
+from tests.processor.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import flush_receipts, report_reconciliation

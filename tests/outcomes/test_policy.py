@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import policy_verifiers
 import pytest
-from destinations import PublishTarget, build_destination_server, sha256_text
 from mcp import Client
-from processor_helpers import Pipeline, instrumented_pipeline
+from tests.outcomes import policy_verifiers
+from tests.outcomes.destinations import PublishTarget, build_destination_server, sha256_text
+from tests.processor.processor_helpers import Pipeline, instrumented_pipeline
 
 from otel_mcp_health import OutcomePolicy, OutcomePolicyError, register_verifier
 from otel_mcp_health import attributes as A
@@ -95,7 +95,7 @@ query = "select 1 from orders where id = :order_id and note <> ':not_a_parameter
 [[outcome]]
 tool = "custom"
 verify = "python"
-callable = "policy_verifiers:report_exists"
+callable = "tests.outcomes.policy_verifiers:report_exists"
 timeout = 0.5
 """
 
@@ -157,7 +157,7 @@ url = "http://127.0.0.1:9/{path}"
 tool = "delete_*"
 read_only = false
 verify = "python"
-callable = "policy_verifiers:report_exists"
+callable = "tests.outcomes.policy_verifiers:report_exists"
 """
 
 
@@ -194,7 +194,7 @@ def _policy_for(kind: str, target: PublishTarget) -> str:
         "sqlite": 'verify = "sqlite"\ndatabase = "{db}"\n'
         'query = "select version from tickets where id = :id"',
         "http": f'verify = "http"\nurl = "{target.base}/pages/{{slug}}"',
-        "python": 'verify = "python"\ncallable = "policy_verifiers:report_exists"',
+        "python": 'verify = "python"\ncallable = "tests.outcomes.policy_verifiers:report_exists"',
     }
     tool = {"file": "write_report", "python": "write_report", "sqlite": "insert_ticket"}
     glob = tool.get(kind, "publish_page")
@@ -285,7 +285,7 @@ async def test_the_python_callable_reads_server_and_read_only_hint(tmp_path: Pat
     load(
         tmp_path,
         '[[outcome]]\ntool = "write_*"\nverify = "python"\n'
-        'callable = "policy_verifiers:record_context"\n',
+        'callable = "tests.outcomes.policy_verifiers:record_context"\n',
     ).install()
     with instrumented_pipeline() as pipeline:
         arguments = {"path": str(tmp_path / "r.txt"), "content": "x"}
@@ -342,7 +342,7 @@ def test_an_unimportable_callable_is_unavailable_with_one_warning(
         tmp_path,
         '[[outcome]]\ntool = "a"\nverify = "python"\ncallable = "no_such_module_x:check"\n'
         '[[outcome]]\ntool = "b"\nverify = "python"\n'
-        'callable = "policy_verifiers:NOT_A_FUNCTION"\n',
+        'callable = "tests.outcomes.policy_verifiers:NOT_A_FUNCTION"\n',
     )
     with caplog.at_level(logging.WARNING, logger="otel_mcp_health"):
         for tool in ("a", "a", "b"):
@@ -497,7 +497,7 @@ sha256 = "{hashlib.sha256(b"other bytes").hexdigest()}"
 [[outcome]]
 tool = "write_report_broken"
 verify = "python"
-callable = "policy_verifiers:raises_with_the_path"
+callable = "tests.outcomes.policy_verifiers:raises_with_the_path"
 
 [[outcome]]
 tool = "publish_page*"

@@ -25,7 +25,7 @@ path = "/srv/{SECRET}/{{name}}.csv"
 [[outcome]]
 tool = "notify_*"
 verify = "python"
-callable = "policy_verifiers:report_exists"
+callable = "tests.outcomes.policy_verifiers:report_exists"
 """
 
 
@@ -72,7 +72,7 @@ def test_which_entry_decides_for_a_tool(tmp_path: Path) -> None:
 
 def test_an_invalid_policy_prints_every_problem_and_exits_2(tmp_path: Path) -> None:
     text = POLICY.replace('verify = "file"', 'verify = "fiel"').replace(
-        'callable = "policy_verifiers:report_exists"', 'callabel = "x:y"'
+        'callable = "tests.outcomes.policy_verifiers:report_exists"', 'callabel = "x:y"'
     )
     path = write(tmp_path, text)
     code, out, err = run(path)
@@ -87,7 +87,10 @@ def test_an_invalid_policy_prints_every_problem_and_exits_2(tmp_path: Path) -> N
 
 
 def test_a_callable_that_cannot_be_imported_is_invalid_offline(tmp_path: Path) -> None:
-    path = write(tmp_path, POLICY.replace("policy_verifiers:report_exists", "no_such_mod:check"))
+    path = write(
+        tmp_path,
+        POLICY.replace("tests.outcomes.policy_verifiers:report_exists", "no_such_mod:check"),
+    )
     code, _, err = run(path)
     assert code == 2
     assert "entry 3, key 'callable': cannot be imported now (ModuleNotFoundError)" in err
@@ -100,7 +103,9 @@ def test_a_missing_file_exits_2(tmp_path: Path) -> None:
 
 
 def test_the_real_command(tmp_path: Path) -> None:
-    path = write(tmp_path, POLICY.replace("policy_verifiers:report_exists", "json:dumps"))
+    path = write(
+        tmp_path, POLICY.replace("tests.outcomes.policy_verifiers:report_exists", "json:dumps")
+    )
     done = subprocess.run(
         [sys.executable, "-m", "otel_mcp_health", "outcomes", path],
         capture_output=True,

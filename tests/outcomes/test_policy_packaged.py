@@ -15,9 +15,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from destinations import build_destination_server
 from mcp import Client
-from processor_helpers import instrumented_pipeline
+from tests.outcomes.destinations import build_destination_server
+from tests.processor.processor_helpers import instrumented_pipeline
 
 from otel_mcp_health import OutcomePolicy, OutcomePolicyError
 from otel_mcp_health import attributes as A

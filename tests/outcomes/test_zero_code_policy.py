@@ -21,12 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_health_servers import CANARY_ARG
-from test_zero_code import INSTRUMENT, Received, _handler
+from tests.integration.mcp_health_servers import CANARY_ARG
+from tests.processor.test_zero_code import INSTRUMENT, Received, _handler
 
 from otel_mcp_health import attributes as A
 
-AGENT = Path(__file__).with_name("zero_code_agent.py")
+#: Run as a module from the repository root, so it imports ``tests.*`` like the tests do.
+AGENT = ["-m", "tests.outcomes.zero_code_agent"]
+ROOT = Path(__file__).resolve().parents[2]
 POLICY = """
 [[outcome]]
 tool = "*"
@@ -94,7 +96,8 @@ def run_agent(workdir: Path, policy: str | None) -> AgentRun:
             OTEL_EXPORTER_OTLP_ENDPOINT=endpoint,
         )
         done = subprocess.run(
-            [str(INSTRUMENT), sys.executable, str(AGENT), str(workdir)],
+            [str(INSTRUMENT), sys.executable, *AGENT, str(workdir)],
+            cwd=ROOT,
             env=env,
             capture_output=True,
             text=True,

@@ -1,6 +1,7 @@
 """A plain MCP agent: no OpenTelemetry code, no import of otel_mcp_health, no verifier.
 
-Run by ``test_zero_code_policy`` as ``opentelemetry-instrument python zero_code_agent.py WORKDIR``
+Run by ``test_zero_code_policy`` as ``opentelemetry-instrument python -m
+tests.outcomes.zero_code_agent WORKDIR`` from the repository root
 with ``OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES`` naming a policy: every outcome verdict the test
 reads comes from that file. Two real servers, in-process: the destination server of this suite
 (``write_report`` writes the file it promises, ``write_report_broken`` claims to and does not) and
@@ -15,12 +16,8 @@ from pathlib import Path
 
 import anyio
 from mcp import Client
-
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parent / "integration")]
-
-from destinations import build_destination_server  # noqa: E402
-from mcp_health_servers import CANARY_ARG, build_server  # noqa: E402
+from tests.integration.mcp_health_servers import CANARY_ARG, build_server
+from tests.outcomes.destinations import build_destination_server
 
 
 async def main(workdir: Path) -> None:

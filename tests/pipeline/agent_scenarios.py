@@ -8,7 +8,9 @@ beside it (docs/outcomes.md), which verifies the demo's report tools and declare
 lookups ``not_required``::
 
     OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES=tests/pipeline/outcomes.toml \
-    opentelemetry-instrument python tests/pipeline/agent_scenarios.py incidents
+    opentelemetry-instrument python -m tests.pipeline.agent_scenarios incidents
+
+(from the repository root, so it imports ``tests.*`` like the tests do).
 
 Groups (one per run, a process each: the supported MCP versions are process-wide):
 
@@ -41,18 +43,15 @@ import anyio
 import httpx2
 from mcp import Client, ClientSession
 from mcp.client.streamable_http import streamable_http_client
-
-from otel_mcp_health.demo import _server as demo_server  # the demo's MCP *server*
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-
-from mcp_health_servers import (
+from tests.integration.mcp_health_servers import (
     CANARY_ARG,
     CANARY_TOKEN,
     build_server,
     serve_http,
 )
-from scenarios import Notifications, until_list_changed
+from tests.integration.scenarios import Notifications, until_list_changed
+
+from otel_mcp_health.demo import _server as demo_server  # the demo's MCP *server*
 
 #: How long the stalled call hangs (the idle window is set far shorter by the test).
 STALL_S = 10.0

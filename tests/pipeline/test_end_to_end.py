@@ -26,14 +26,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pipeline_stack import ROOT, Notification, Stack, Timings, http_get, stack
+from tests.integration.mcp_health_servers import CANARIES
+from tests.pipeline.pipeline_stack import ROOT, Notification, Stack, Timings, http_get, stack
+
+from otel_mcp_health.demo._run import CANARY as DEMO_CANARY
 
 pytestmark = pytest.mark.pipeline
-
-sys.path.insert(0, str(ROOT / "tests" / "integration"))
-from mcp_health_servers import CANARIES  # noqa: E402
-
-from otel_mcp_health.demo._run import CANARY as DEMO_CANARY  # noqa: E402
 
 #: Sent raw by a careless instrumentation (``_leaky_span``): the collector must scrub it.
 LEAK_CANARY = "canary-leak-0d93e1"
@@ -100,7 +98,8 @@ def _agent(stack_: Stack, group: str, *args: str, **env: str) -> subprocess.Pope
     log = (stack_.workdir / f"agent-{group}.log").open("wb")
     policy = {"OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES": str(HERE / "outcomes.toml")}
     return subprocess.Popen(
-        [str(instrument), sys.executable, str(HERE / "agent_scenarios.py"), group, *args],
+        [str(instrument), sys.executable, "-m", "tests.pipeline.agent_scenarios", group, *args],
+        cwd=ROOT,
         env={**os.environ, **stack_.agent_env(AGENT), **policy, **env},
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -16,7 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from pipeline_stack import Timings, gateway_layout, http_get
+from tests.pipeline.pipeline_stack import ROOT, Timings, gateway_layout, http_get
 
 pytestmark = pytest.mark.pipeline
 
@@ -73,9 +73,10 @@ def test_traces_meet_at_one_gateway_and_every_incident_is_kept(tmp_path: Path) -
             # The agent registers no verifier: its policy makes its read-only lookups healthy.
             "OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES": str(HERE / "outcomes.toml"),
         }
-        agent = [str(instrument), sys.executable, str(HERE / "agent_scenarios.py"), "healthy"]
+        agent = [str(instrument), sys.executable, "-m", "tests.pipeline.agent_scenarios", "healthy"]
         result = subprocess.run(
             [*agent, "--seconds", "2"],
+            cwd=ROOT,
             env=agent_env,
             capture_output=True,
             text=True,

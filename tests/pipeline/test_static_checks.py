@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from pipeline_stack import ALERTING_DIR, COLLECTOR_DIR, ROOT, binary
+from tests.pipeline.pipeline_stack import ALERTING_DIR, COLLECTOR_DIR, ROOT, binary
 
 from otel_mcp_health import attributes as A
 

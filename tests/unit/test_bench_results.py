@@ -27,11 +27,16 @@ def test_results_folder_is_ignored_and_published_results_are_tracked() -> None:
 def test_a_report_lands_in_the_ignored_folder_and_the_tree_stays_clean() -> None:
     before = _git("status", "--porcelain", "--untracked-files=all")
     code = (
-        f"import sys; sys.path.insert(0, {str(BENCH)!r}); import _common; "
+        "import _common; "  # ``-c`` puts the working directory, benchmarks/, on sys.path
         "r = _common.Report('probe', 'test-probe'); r.add('- x'); print(r.write())"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", code],
+        cwd=BENCH,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
     written = Path(proc.stdout.strip().splitlines()[-1])
     try:

@@ -34,12 +34,11 @@ def _distribution(root: Path, version: str, body: str) -> None:
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> Iterator[Path]:
-    sys.path.insert(0, str(tmp_path))
-    importlib.invalidate_caches()
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A temporary site directory on ``sys.path`` (taken off again by ``monkeypatch``)."""
+    monkeypatch.syspath_prepend(tmp_path)
     yield tmp_path
     uninstall()
-    sys.path.remove(str(tmp_path))
     for module in [m for m in sys.modules if m.startswith(NAME)]:
         del sys.modules[module]
 

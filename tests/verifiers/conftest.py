@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-
-HERE = Path(__file__).parent
-for path in (HERE, HERE.parent / "processor"):
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
-
-from processor_helpers import Pipeline, instrumented_pipeline  # noqa: E402
+from tests.processor.processor_helpers import Pipeline, instrumented_pipeline
 
 
 @pytest.fixture(scope="session")

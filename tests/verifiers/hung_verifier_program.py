@@ -13,16 +13,12 @@ import json
 import sys
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 
 import anyio
+from delivery_server import TOOL, build_server
 from mcp import Client
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
-
-sys.path.insert(0, str(Path(__file__).parent))
-
-from delivery_server import TOOL, build_server
 
 import otel_mcp_health as omh
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import anyio
 import pytest
-from delivery_server import CANARY_ARG, CANARY_RESULT, TOOL, build_server
 from mcp import Client, StdioServerParameters
-from processor_helpers import Pipeline
+from tests.processor.processor_helpers import Pipeline
+from tests.verifiers.delivery_server import CANARY_ARG, CANARY_RESULT, TOOL, build_server
 
 from otel_mcp_health import Receipt, flush_receipts, register_verifier
 from otel_mcp_health import attributes as A

@@ -6,13 +6,7 @@ it is terminated. Run by the project's own interpreter, whatever SDK the client 
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import anyio
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "integration"))
-
 from mcp_health_servers import build_server, serve_http
 
 

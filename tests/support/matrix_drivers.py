@@ -31,10 +31,13 @@ from typing import Any
 
 import anyio
 
+#: The reference servers' directory: each server script there imports the modules beside it.
 INTEGRATION = Path(__file__).resolve().parent.parent / "integration"
 STDIO_SERVER = str(INTEGRATION / "stdio_server.py")
+#: The reference server over streamable HTTP in its own process (``reference_http.py``).
+REFERENCE_HTTP = INTEGRATION / "reference_http.py"
 #: The server whose catalog changes on ``trigger_change`` (``changing_server.py``).
-CHANGING_SERVER = Path(__file__).resolve().parent / "changing_server.py"
+CHANGING_SERVER = INTEGRATION / "changing_server.py"
 #: The interpreter that runs the reference servers (the project's ``.venv``: mcp 2.x).
 SERVER_PYTHON = os.environ.get("MCP_HEALTH_SERVER_PYTHON", sys.executable)
 MCP_MAJOR = int(version("mcp").split(".")[0])

@@ -12,15 +12,11 @@ project's own interpreter (mcp 2.x), whatever SDK the client cell has; one proce
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "integration"))
-
 from mcp_health_servers import serve_http
 
 _OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
