@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = ROOT / "tests" / "processor" / "zero_code_app.py"
+APP = "tests.processor.zero_code_app"  # run from ROOT with ``-m``
 INSTRUMENT = Path(sys.executable).with_name("opentelemetry-instrument")
 TIMEOUT_S = 2
 
@@ -44,7 +44,8 @@ def _exit_time(configurator: str, port: int) -> float:
     )
     started = time.monotonic()
     proc = subprocess.run(
-        [str(INSTRUMENT), sys.executable, str(APP)],
+        [str(INSTRUMENT), sys.executable, "-m", APP],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         check=False,

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import pytest
 from opentelemetry import trace
@@ -17,10 +15,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from tests.integration.mcp_health_support import Captured
 
 from otel_mcp_health.instrumentation import McpHealthInstrumentor
-
-# Only for test_host_safety.py, which still imports these helpers by their bare names; every other
-# module imports them as ``tests.integration.*``. Delete this line once it does too.
-sys.path.insert(0, str(Path(__file__).parent))
 
 _GLOBAL_EXPORTER = InMemorySpanExporter()
 

@@ -21,17 +21,17 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-import scenarios
 import wrapt
 from mcp import Client
-from mcp_health_servers import build_server
-from mcp_health_support import STDIO_SERVER, Captured
 from opentelemetry.instrumentation.utils import suppress_instrumentation, unwrap
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind
+from tests.integration import scenarios
+from tests.integration.mcp_health_servers import build_server
+from tests.integration.mcp_health_support import STDIO_SERVER, Captured
 
 from otel_mcp_health.instrumentation import (
     McpHealthInstrumentor,

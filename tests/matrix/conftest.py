@@ -14,8 +14,8 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
-from tests.processor.processor_helpers import Pipeline
 from tests.support.matrix_drivers import CHANGING_SERVER, REFERENCE_HTTP, http_server
+from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health.instrumentation import McpHealthInstrumentor
 

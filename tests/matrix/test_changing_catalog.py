@@ -13,7 +13,6 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.processor.processor_helpers import Pipeline
 from tests.support.matrix_drivers import (
     CHANGING_SERVER,
     SERVER_PYTHON,
@@ -22,6 +21,7 @@ from tests.support.matrix_drivers import (
     connect,
     open_stdio,
 )
+from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health import record_installed_tools

@@ -17,13 +17,13 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.processor.processor_helpers import Pipeline
 from tests.support.matrix_drivers import (
     CHANGING_SERVER,
     SERVER_PYTHON,
     STDIO_SERVER,
     assert_installed_once,
 )
+from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import flush_receipts

@@ -18,8 +18,8 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.processor.processor_helpers import Pipeline
 from tests.support.matrix_drivers import CHANGING_SERVER, MCP_MAJOR, SERVER_PYTHON, STDIO_SERVER
+from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import flush_receipts

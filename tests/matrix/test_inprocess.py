@@ -12,8 +12,8 @@ from typing import Any
 import anyio
 import pytest
 from opentelemetry.trace import SpanKind
-from tests.processor.processor_helpers import Pipeline
 from tests.support.matrix_drivers import MCP_MAJOR, Events, SessionDriver
+from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
 

@@ -15,8 +15,8 @@ from typing import Any
 import anyio
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
-from tests.processor.processor_helpers import Pipeline
 from tests.support.matrix_drivers import Events, connect
+from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import flush_receipts

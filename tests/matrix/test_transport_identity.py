@@ -21,8 +21,8 @@ import anyio
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
-from tests.processor.processor_helpers import Pipeline
 from tests.support.matrix_drivers import MCP_MAJOR, Driver, Events, SessionDriver, connect
+from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from tests.outcomes.destinations import PublishTarget
-from tests.processor.processor_helpers import Pipeline, instrumented_pipeline
+from tests.support.processor_helpers import Pipeline, instrumented_pipeline
 
 
 @pytest.fixture(scope="session")

@@ -26,7 +26,7 @@ import pytest
 from mcp import Client
 from opentelemetry.sdk.trace import ReadableSpan
 from tests.outcomes.destinations import PublishTarget, build_destination_server, sha256_text
-from tests.processor.processor_helpers import Pipeline
+from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import flush_receipts, report_reconciliation

@@ -21,7 +21,7 @@ import pytest
 from mcp import Client
 from tests.outcomes import policy_verifiers
 from tests.outcomes.destinations import PublishTarget, build_destination_server, sha256_text
-from tests.processor.processor_helpers import Pipeline, instrumented_pipeline
+from tests.support.processor_helpers import Pipeline, instrumented_pipeline
 
 from otel_mcp_health import OutcomePolicy, OutcomePolicyError, register_verifier
 from otel_mcp_health import attributes as A

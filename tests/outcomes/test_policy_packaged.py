@@ -17,7 +17,7 @@ import anyio
 import pytest
 from mcp import Client
 from tests.outcomes.destinations import build_destination_server
-from tests.processor.processor_helpers import instrumented_pipeline
+from tests.support.processor_helpers import instrumented_pipeline
 
 from otel_mcp_health import OutcomePolicy, OutcomePolicyError
 from otel_mcp_health import attributes as A

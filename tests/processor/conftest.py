@@ -7,19 +7,10 @@ wrapping ``SimpleSpanProcessor(InMemorySpanExporter())``, plus an in-memory metr
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-
-HERE = Path(__file__).parent
-INTEGRATION = HERE.parent / "integration"
-for path in (HERE, INTEGRATION):  # helper modules and the integration suite's real servers
-    if str(path) not in sys.path:
-        sys.path.insert(0, str(path))
-
-from processor_helpers import Pipeline  # noqa: E402
+from tests.support.processor_helpers import Pipeline
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import Link, SpanKind
-from processor_helpers import Pipeline, SessionSpans, at
+from tests.support.processor_helpers import Pipeline, SessionSpans, at
 
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A

@@ -7,7 +7,7 @@ import threading
 import pytest
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from processor_helpers import Pipeline, SessionSpans
+from tests.support.processor_helpers import Pipeline, SessionSpans
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.configurator import McpHealthConfigurator, _ExportProcessors

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from full_derivation import install as install_full_derivation
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.sdk.metrics import MeterProvider
@@ -25,8 +24,9 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from processor_helpers import DIGEST, OTHER_DIGEST, SessionSpans
-from test_parity import SCENARIOS, Scenario, emit
+from tests.processor.full_derivation import install as install_full_derivation
+from tests.processor.test_parity import SCENARIOS, Scenario, emit
+from tests.support.processor_helpers import DIGEST, OTHER_DIGEST, SessionSpans
 
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A

@@ -19,9 +19,9 @@ import anyio
 import pytest
 import uvicorn
 from mcp import Client
-from mcp_health_servers import build_server, serve_http
 from opentelemetry.sdk.trace import ReadableSpan
-from processor_helpers import Pipeline
+from tests.integration.mcp_health_servers import build_server, serve_http
+from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
 

@@ -16,8 +16,8 @@ import pytest
 import rfc8785
 from mcp import Client
 from mcp.server import Server, ServerRequestContext
-from mcp_health_servers import serve_http
-from processor_helpers import Pipeline
+from tests.integration.mcp_health_servers import serve_http
+from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.digest import project_tool

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from processor_helpers import DIGEST, OTHER_DIGEST, Pipeline, SessionSpans, verdict_of
+from tests.support.processor_helpers import DIGEST, OTHER_DIGEST, Pipeline, SessionSpans, verdict_of
 
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A

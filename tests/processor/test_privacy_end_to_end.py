@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import scenarios
-from mcp_health_servers import CANARIES, CANARY_ARG, build_server, serve_http
-from processor_helpers import Pipeline
+from tests.integration import scenarios
+from tests.integration.mcp_health_servers import CANARIES, CANARY_ARG, build_server, serve_http
+from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
 

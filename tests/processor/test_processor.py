@@ -16,7 +16,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
-from processor_helpers import OTHER_DIGEST, Pipeline, SessionSpans, at
+from tests.support.processor_helpers import OTHER_DIGEST, Pipeline, SessionSpans, at
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health import environment_variables as env

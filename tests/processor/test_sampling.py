@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from mcp_health_servers import build_server
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace.sampling import (
     ALWAYS_ON,
@@ -29,7 +28,8 @@ from opentelemetry.sdk.trace.sampling import (
 )
 from opentelemetry.trace import Link, SpanKind
 from opentelemetry.util.types import Attributes
-from processor_helpers import Pipeline
+from tests.integration.mcp_health_servers import build_server
+from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import McpHealthInstrumentor

@@ -20,13 +20,13 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from gated_http import serve_gated
 from mcp import Client, ClientSession
 from mcp.client.streamable_http import streamable_http_client
-from mcp_health_servers import build_server, serve_http
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
-from processor_helpers import Pipeline
-from scenarios import stdio_params
+from tests.integration.mcp_health_servers import build_server, serve_http
+from tests.integration.scenarios import stdio_params
+from tests.processor.gated_http import serve_gated
+from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import McpHealthInstrumentor

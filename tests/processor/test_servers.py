@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from processor_helpers import Pipeline, SessionSpans
+from tests.support.processor_helpers import Pipeline, SessionSpans
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.evidence import Discovery

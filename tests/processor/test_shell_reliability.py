@@ -20,13 +20,13 @@ import pytest
 from mcp import Client
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp_health_servers import build_server, serve_http
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from processor_helpers import Pipeline, SessionSpans
+from tests.integration.mcp_health_servers import build_server, serve_http
+from tests.support.processor_helpers import Pipeline, SessionSpans
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health import environment_variables as env

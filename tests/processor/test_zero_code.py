@@ -31,7 +31,9 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from otel_mcp_health import attributes as A
 
-APP = Path(__file__).parent / "zero_code_app.py"
+#: The repository root: the app runs there as ``python -m tests.processor.zero_code_app``.
+ROOT = Path(__file__).resolve().parents[2]
+APP = "tests.processor.zero_code_app"
 INSTRUMENT = Path(sys.executable).parent / "opentelemetry-instrument"
 
 
@@ -126,7 +128,8 @@ def test_opentelemetry_instrument_exports_verdicts(receiver: tuple[str, Received
         }
     )
     completed = subprocess.run(
-        [str(INSTRUMENT), sys.executable, str(APP)],
+        [str(INSTRUMENT), sys.executable, "-m", APP],
+        cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,

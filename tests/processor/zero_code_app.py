@@ -1,19 +1,16 @@
 """A plain MCP client application: no OpenTelemetry code, no import of otel_mcp_health.
 
-Run by ``test_zero_code`` as ``opentelemetry-instrument python zero_code_app.py``; everything the
+Run by ``test_zero_code`` (and ``tests/test_exit_time.py``) from the repository root as
+``opentelemetry-instrument python -m tests.processor.zero_code_app``, so ``-m`` puts the root on
+``sys.path`` and the integration suite's server imports as ``tests.integration.*``; everything the
 test asserts comes from the installed entry points and environment variables alone.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import anyio
 from mcp import Client
-
-sys.path.insert(0, str(Path(__file__).parent.parent / "integration"))
-from mcp_health_servers import build_server
+from tests.integration.mcp_health_servers import build_server
 
 
 async def main() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from tests.processor.processor_helpers import Pipeline, instrumented_pipeline
+from tests.support.processor_helpers import Pipeline, instrumented_pipeline
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
-from tests.processor.processor_helpers import Pipeline
+from tests.support.processor_helpers import Pipeline
 from tests.verifiers.delivery_server import CANARY_ARG, CANARY_RESULT, TOOL, build_server
 
 from otel_mcp_health import Receipt, flush_receipts, register_verifier
