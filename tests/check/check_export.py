@@ -12,6 +12,9 @@ from typing import ClassVar
 
 
 class _Receiver(BaseHTTPRequestHandler):
+    """The OTLP/HTTP receiver: keeps every POSTed body (class-wide, reset per run) and answers 200,
+    so the exporter counts each export as delivered."""
+
     bodies: ClassVar[list[bytes]] = []
 
     def do_POST(self) -> None:

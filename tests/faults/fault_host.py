@@ -83,6 +83,9 @@ def describe_exc(exc: BaseException) -> dict[str, Any]:
 
 
 class Host:
+    """What the host application sees: each step's value (or the exception it raised) and how long
+    it took; ``session`` runs a body inside one ``mcp.Client`` session as one step."""
+
     def __init__(self) -> None:
         self.steps: list[dict[str, Any]] = []
 
@@ -109,6 +112,9 @@ class Host:
 
 # ---- telemetry (instrumented mode) ------------------------------------------------------------
 class Records(logging.Handler):
+    """Every log record of every logger (DEBUG and up) as (logger name, formatted text), so the
+    report can say which canaries reached our logs and which reached other libraries'."""
+
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.records: list[tuple[str, str]] = []
@@ -142,6 +148,11 @@ _BLACKHOLES: list[socket.socket] = []
 
 
 class Telemetry:
+    """The instrumented host's OpenTelemetry set-up for PIPELINE: the processor in front of
+    in-memory exporters, plus OTLP exporters to a dead collector or a raising span processor
+    where PIPELINE says so; :meth:`take` drains what was exported and logged into a fault's
+    ``telemetry`` entry."""
+
     def __init__(self, pipeline: str) -> None:
         from opentelemetry.sdk.metrics import MeterProvider
         from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricReader
@@ -150,6 +161,9 @@ class Telemetry:
         from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
         class Raising(SpanProcessor):
+            """A downstream span processor whose ``on_start`` and ``on_end`` raise
+            (``downstream_raises``)."""
+
             def on_start(self, span: Any, parent_context: Any = None) -> None:
                 raise RuntimeError("downstream on_start bug")
 
@@ -345,7 +359,7 @@ def host_cancel(where: str) -> Any:
 
 
 class CustomBase(BaseException):
-    pass
+    """An application's own ``BaseException`` subclass, for the verifier that raises one."""
 
 
 def _raiser(kind: type[BaseException]) -> Callable[[Any], bool]:

@@ -76,6 +76,8 @@ def concurrent(n: int) -> dict[str, Any]:
 
 
 class Counting(SpanExporter):
+    """Keeps no spans: counts the exported ``tools/call`` spans by verdict, for the report."""
+
     def __init__(self) -> None:
         self.verdicts: Counter[str] = Counter()
 

@@ -62,6 +62,9 @@ def _model(offers: list[set[str]]) -> Any:
     from google.genai import types
 
     class Scripted(BaseLlm):
+        """A ``BaseLlm`` that answers with the next function call of its ``script``, then the text
+        "done"; it records the tool names each request offered."""
+
         model: str = "scripted"
         script: Any = None
 

@@ -52,6 +52,9 @@ def _scripted(steps: list[tuple[str, dict[str, Any]]], offers: list[set[str]]) -
     script: Iterator[tuple[str, dict[str, Any]]] = iter(steps)
 
     class Scripted(Model):  # type: ignore[misc]
+        """A ``Model`` that answers with the next scripted function call, then the message "done";
+        it records the tool names each request offered. ``Runner.run`` only: it does not stream."""
+
         async def get_response(self, *args: Any, **kwargs: Any) -> Any:
             tools = kwargs["tools"] if "tools" in kwargs else args[3]
             offers.append({tool.name for tool in tools})
@@ -94,6 +97,8 @@ def _hooks() -> Any:
     from agents import RunHooks
 
     class Verified(RunHooks):  # type: ignore[misc]
+        """Hooks whose ``on_tool_end`` asserts that every outcome receipt arrived within 10 s."""
+
         async def on_tool_end(self, context: Any, agent: Any, tool: Any, result: Any) -> None:
             assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
 

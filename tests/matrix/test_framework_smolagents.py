@@ -230,6 +230,9 @@ async def test_mcpadapt_async_path(
     from mcpadapt.core import MCPAdapt, ToolAdapter
 
     class Bound(ToolAdapter):
+        """An application's own async-only ``ToolAdapter``: it keeps each tool as (name, bound
+        coroutine function), so the test calls it on its own loop."""
+
         def adapt(self, func: Any, mcp_tool: Any) -> Any:
             raise NotImplementedError
 

@@ -62,6 +62,10 @@ def _scripted(steps: list[Step], offers: list[set[str]]) -> Any:
     script: Iterator[Step] = iter(steps)
 
     class Scripted(Model):  # type: ignore[misc]
+        """A strands ``Model`` whose ``stream`` emits the next scripted tool use (after waiting for
+        the step's gate, if it has one), then the text "done"; it records the tool names each
+        request offered."""
+
         def update_config(self, **model_config: Any) -> None:
             return None
 

@@ -53,6 +53,9 @@ async def _run_agent(tools: list[Any], steps: list[tuple[str, dict[str, Any]]]) 
     from langgraph.prebuilt import create_react_agent
 
     class ScriptedModel(GenericFakeChatModel):
+        """langchain's fake chat model, accepting ``bind_tools`` (the ReAct agent binds its tools;
+        the replies are scripted regardless)."""
+
         def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
             return self
 

@@ -44,6 +44,9 @@ class PublishTarget:
         target = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            """``POST /pages/<slug>`` publishes the path (201); ``GET`` answers 200 for a published
+            path and 404 for any other."""
+
             def do_POST(self) -> None:
                 target.pages.add(self.path)
                 self.send_response(201)

@@ -115,6 +115,9 @@ def running(
 # ---- the webhook sink: Alertmanager's receivers post here, one path per receiver ------------
 @dataclass
 class Notification:
+    """One alert as an Alertmanager receiver posted it: the receiver's path, firing or resolved, the
+    alert's name, labels and annotations, and when it arrived (``time.monotonic()``)."""
+
     receiver_path: str
     status: str
     alertname: str
@@ -125,6 +128,9 @@ class Notification:
 
 @dataclass
 class WebhookSink:
+    """Every alert Alertmanager's receivers posted, in arrival order (guarded by ``lock``); ``url``
+    is where the sink listens."""
+
     notifications: list[Notification] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     url: str = ""
@@ -154,6 +160,9 @@ def webhook_sink() -> Iterator[WebhookSink]:
     sink = WebhookSink()
 
     class Handler(BaseHTTPRequestHandler):
+        """Records each POSTed Alertmanager webhook body under the path it was posted to; answers
+        200."""
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             sink.record(self.path, json.loads(self.rfile.read(length) or b"{}"))
@@ -230,6 +239,10 @@ def derive_prometheus(rules: Path, collector: str, alertmanager: str, scrape_s: 
 # ---- the stack ----------------------------------------------------------------------------------
 @dataclass
 class Stack:
+    """The running stack: its webhook sink, the Prometheus and Alertmanager URLs, the collector's
+    OTLP gRPC and HTTP endpoints and metrics URL, the tracing backend's file, and the start-up
+    time."""
+
     workdir: Path
     sink: WebhookSink
     prometheus_url: str
@@ -394,6 +407,9 @@ def stack(workdir: Path, timings: Timings) -> Iterator[Stack]:
 
 @dataclass
 class GatewayLayout:
+    """The running gateway layout: the agent collector's OTLP gRPC and HTTP endpoints and metrics
+    URL, and the traces file of each gateway's backend."""
+
     agent_otlp_grpc: str
     agent_otlp_http: str
     agent_metrics_url: str

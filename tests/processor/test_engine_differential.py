@@ -38,6 +38,8 @@ from otel_mcp_health.processor._spans import INSTRUMENTATION_SCOPE
 
 
 class _Collect(SpanProcessor):
+    """A span processor that keeps every ended span, in the order they ended."""
+
     def __init__(self) -> None:
         self.spans: list[ReadableSpan] = []
 

@@ -54,6 +54,10 @@ def silent(wire: str = "ok", **changes: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Scenario:
+    """One row of the scenario table, rendered both as an evidence record and as spans: the call (or
+    none), the network, the negotiated version, the discoveries and notifications (offsets from
+    the call's end), the client's digest, the contract, and a failed handshake, if any."""
+
     id: str
     call: dict[str, Any] | None = field(default_factory=call)
     network: str = "tcp"

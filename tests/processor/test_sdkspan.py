@@ -151,6 +151,8 @@ def test_the_fast_copy_is_what_the_constructor_makes() -> None:
 
 
 class _Recorder(SpanProcessor):
+    """A downstream span processor that keeps every span the processor forwards to it."""
+
     def __init__(self) -> None:
         self.ended: list[ReadableSpan] = []
 

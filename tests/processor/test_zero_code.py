@@ -59,6 +59,9 @@ def _attributes(items: Any) -> dict[str, Any]:
 
 def _handler(received: Received) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        """The OTLP/HTTP receiver: decodes each protobuf export request to ``/v1/traces`` and
+        ``/v1/metrics`` into ``received`` and answers with an empty export response."""
+
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("content-length", 0)))
             if self.path == "/v1/traces":

@@ -131,6 +131,9 @@ class Driver:
 # mcp.ClientSession (both lines) and mcp.Client (2.x)
 # ----------------------------------------------------------------------------------------------
 class SessionDriver(Driver):
+    """Drives an ``mcp.ClientSession`` (either SDK line): pages ``tools/list`` by cursor and calls
+    tools with the read timeout and progress callback given."""
+
     kind = "session"
 
     def __init__(self, events: Events, session: Any) -> None:
@@ -248,6 +251,9 @@ async def _open_session(transport: str, url: str | None, events: Events) -> Asyn
 
 
 class ClientDriver(SessionDriver):
+    """Drives ``mcp.Client`` (2.x) through its own ``list_tools`` and ``call_tool``; ``session`` is
+    the client's session."""
+
     kind = "client"
 
     def __init__(self, events: Events, client: Any) -> None:
@@ -290,6 +296,10 @@ async def _open_client(transport: str, url: str | None, events: Events) -> Async
 # FastMCP's Client
 # ----------------------------------------------------------------------------------------------
 class FastMcpDriver(Driver):
+    """Drives FastMCP's ``Client``: FastMCP pages the catalog itself where it can (2.14 and later;
+    before, the driver pages through its session); tool errors come back as results
+    (``raise_on_error=False``)."""
+
     kind = "fastmcp"
 
     def __init__(self, events: Events, client: Any) -> None:
@@ -359,6 +369,9 @@ LANGCHAIN_READ_TIMEOUT = 5.0
 
 
 class LangchainDriver(Driver):
+    """Drives langchain-mcp-adapters: discovery is ``load_mcp_tools``; a call invokes the loaded
+    tool (or, before discovery or with a progress callback, the adapter's session)."""
+
     kind = "langchain"
 
     def __init__(self, events: Events, session: Any) -> None:

@@ -217,6 +217,8 @@ def test_tools_not_iterable() -> None:
 
 def test_misbehaving_mapping_is_a_digest_error() -> None:
     class Broken(Mapping[str, Any]):
+        """A mapping whose every read raises: a tool the digest cannot read."""
+
         def __getitem__(self, key: str) -> Any:
             raise RuntimeError("boom")
 
@@ -232,10 +234,14 @@ def test_misbehaving_mapping_is_a_digest_error() -> None:
 
 def test_misbehaving_values_are_digest_errors() -> None:
     class BadInt(int):
+        """An ``int`` whose ``__int__`` raises."""
+
         def __int__(self) -> int:
             raise RuntimeError("boom")
 
     class BadList(list[Any]):
+        """A ``list`` whose iteration raises."""
+
         def __iter__(self) -> Iterator[Any]:
             raise RuntimeError("boom")
 
@@ -364,16 +370,24 @@ def _hit_twice(digester: CatalogDigester, tools: list[dict[str, Any]]) -> str:
 
 
 class _Text(str):
+    """A ``str`` subclass ``==`` to its plain value, with a method of its own: a change ``==``
+    cannot see."""
+
     def upper(self) -> str:
         return "shouting"
 
 
 class _Schema(dict[str, Any]):
+    """A ``dict`` subclass ``==`` to its plain value whose ``items`` answers another member: a
+    change ``==`` cannot see."""
+
     def items(self) -> Any:
         return [("injected", True)]
 
 
 class _One(enum.IntEnum):
+    """An ``IntEnum`` whose member is ``==`` to 1: a change ``==`` cannot see."""
+
     ONE = 1
 
 

@@ -260,15 +260,19 @@ def test_wide_objects_match(encoder: str) -> None:
 
 
 class _Color(enum.IntEnum):
+    """An ``IntEnum``: encoded as the reference encodes it."""
+
     RED = 1
 
 
 class _Name(enum.StrEnum):
+    """A ``StrEnum`` whose value holds U+2028, as a value and as an object key."""
+
     A = "a\u2028"
 
 
 class _Ratio(float):
-    pass
+    """A ``float`` subclass."""
 
 
 @pytest.mark.parametrize(

@@ -56,14 +56,16 @@ _LOOKALIKES = [True, 1, 1.0, False, 0, 0.0, -0.0, None, "1", [1], (1,), {"a": 1}
 
 
 class _Text(str):
-    pass
+    """A ``str`` subclass: it has no type proof."""
 
 
 class _Dict(dict[str, Any]):
-    pass
+    """A ``dict`` subclass: it has no type proof."""
 
 
 class _Small(enum.IntEnum):
+    """An ``IntEnum``: it has no type proof, though its member is ``==`` to an int."""
+
     ONE = 1
 
 

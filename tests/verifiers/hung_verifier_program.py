@@ -24,6 +24,9 @@ import otel_mcp_health as omh
 
 
 class StdoutExporter(SpanExporter):
+    """Prints each exported span as one ``SPAN {json}`` line (name and attributes) and flushes, so
+    the parent reads the spans even of a child that hangs."""
+
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         for span in spans:
             print(

@@ -86,6 +86,8 @@ def test_sqlite_row_with_version(tmp_path: Path) -> None:
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
+    """``GET /published`` answers 200; any other path 404."""
+
     def do_GET(self) -> None:
         self.send_response(200 if self.path == "/published" else 404)
         self.end_headers()
