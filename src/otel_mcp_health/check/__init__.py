@@ -184,6 +184,20 @@ class _ProgressLine:
             self._err.flush()
 
 
+def sdk_missing(exc: ImportError, optional: frozenset[str], command: str, err: TextIO) -> bool:
+    """Whether ``exc`` names a module of the MCP SDK that ``otel-mcp-health <command>`` needs
+    (one of ``optional``): then it says so on ``err``. Any other import error is the caller's to
+    re-raise (the demo's entry point shares this)."""
+    missing = (exc.name or "").split(".")[0]
+    if missing not in optional:
+        return False
+    err.write(
+        f"otel-mcp-health {command} needs the MCP SDK (module {missing!r} is missing): "
+        "pip install 'otel-mcp-health[instruments]'\n"
+    )
+    return True
+
+
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run one check; returns the exit code."""
     try:
@@ -194,16 +208,12 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         from otel_mcp_health.check import _driver, _pipeline, _report, _words
     except ImportError as exc:
-        missing = (exc.name or "").split(".")[0]
-        if missing not in _OPTIONAL:
+        if not sdk_missing(exc, _OPTIONAL, "check", err):
             raise
-        err.write(
-            f"otel-mcp-health check needs the MCP SDK (module {missing!r} is missing): "
-            "pip install 'otel-mcp-health[instruments]'\n"
-        )
         return EXIT_USAGE
     progress = _progress(err)
-    with _pipeline.instrumented(otlp=options.otlp) as pipeline:
+    built = _pipeline.build(otlp=options.otlp, service_name=_pipeline.SERVICE_NAME)
+    with _pipeline.instrumented(built) as pipeline:
         facts = _driver.drive(options, progress)
         report = _report.build(pipeline.spans(), facts, options)
     progress.clear()

@@ -1,19 +1,22 @@
-"""The telemetry pipeline of one check: the same instrumentation and processor as an agent's.
+"""The telemetry pipeline of the shells (``check`` and ``demo``): the one an instrumented agent has.
 
 ``TracerProvider`` → :class:`~otel_mcp_health.McpHealthSpanProcessor` → an in-memory exporter
-(the report reads the judged spans back from it) and, with ``--otlp``, also a
+(the shell reads the judged spans back from it) and, with ``otlp``, also a
 ``BatchSpanProcessor(OTLPSpanExporter())`` configured by the standard ``OTEL_EXPORTER_OTLP_*``
-variables. :class:`~otel_mcp_health.McpHealthInstrumentor` is installed on this provider for the
-duration of the check and removed afterwards.
+variables. :func:`instrumented` installs :class:`~otel_mcp_health.McpHealthInstrumentor` on this
+provider for the duration of a run and removes it afterwards. The check asks for OTLP with
+``--otlp`` and names its service (:data:`SERVICE_NAME`); the demo follows the OTLP environment
+variables and adds its metric readers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
@@ -37,27 +40,52 @@ class Pipeline:
         """Every exported span, in the order the spans ended."""
         return tuple(self.exporter.get_finished_spans())
 
+    def shutdown(self) -> None:
+        """Flush and stop both providers (the OTLP exporters are bounded by their own timeout)."""
+        self.provider.shutdown()
+        self.meters.shutdown()
 
-@contextmanager
-def instrumented(*, otlp: bool) -> Iterator[Pipeline]:
-    """Build the pipeline, instrument the ``mcp`` client on it; undo both on exit."""
+
+def _resource(service_name: str) -> Resource:
+    """``OTEL_SERVICE_NAME`` / ``OTEL_RESOURCE_ATTRIBUTES``, with ``service_name`` by default."""
+    resource = Resource.create()
+    if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
+        resource = resource.merge(Resource({"service.name": service_name}))
+    return resource
+
+
+def build(
+    *,
+    otlp: bool,
+    service_name: str | None = None,
+    metric_readers: Callable[[], Sequence[MetricReader]] = tuple,
+) -> Pipeline:
+    """The providers and the processor, not yet instrumented.
+
+    ``service_name``: the default ``service.name`` (``None``: the SDK's default resource).
+    ``metric_readers`` is called once the span exporters exist, so an invalid OTLP setting fails
+    before any periodic reader starts its thread.
+    """
     exporter = InMemorySpanExporter()
     downstream: list[SpanProcessor] = [SimpleSpanProcessor(exporter)]
     if otlp:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
         downstream.append(BatchSpanProcessor(OTLPSpanExporter()))
-    resource = Resource.create()  # OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES
-    if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
-        resource = resource.merge(Resource({"service.name": SERVICE_NAME}))
-    meters = MeterProvider(resource=resource)
+    resource = _resource(service_name) if service_name is not None else None
+    meters = MeterProvider(metric_readers=metric_readers(), resource=resource)
     provider = TracerProvider(resource=resource)
     provider.add_span_processor(McpHealthSpanProcessor(downstream, meter_provider=meters))
+    return Pipeline(provider, exporter, meters)
+
+
+@contextmanager
+def instrumented(pipeline: Pipeline) -> Iterator[Pipeline]:
+    """Instrument the ``mcp`` client on ``pipeline``; on exit undo that and shut it down."""
     instrumentor = McpHealthInstrumentor()
-    instrumentor.instrument(tracer_provider=provider, meter_provider=meters)
+    instrumentor.instrument(tracer_provider=pipeline.provider, meter_provider=pipeline.meters)
     try:
-        yield Pipeline(provider, exporter, meters)
+        yield pipeline
     finally:
         instrumentor.uninstrument()
-        provider.shutdown()  # flushes the OTLP exporter, bounded by its own timeout
-        meters.shutdown()
+        pipeline.shutdown()

@@ -32,6 +32,8 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from otel_mcp_health.check import sdk_missing
+
 #: Exit code of a setup error (mirrors ``otel_mcp_health.demo._run.EXIT_SETUP_ERROR``).
 _EXIT_SETUP_ERROR = 2
 #: Top-level modules the demo needs beyond the package's own dependencies (all come with ``mcp``).
@@ -45,12 +47,7 @@ def main(out: TextIO | None = None, err: TextIO | None = None) -> int:
     try:
         from otel_mcp_health.demo._run import run
     except ImportError as exc:
-        missing = (exc.name or "").split(".")[0]
-        if missing not in _OPTIONAL:
+        if not sdk_missing(exc, _OPTIONAL, "demo", err):
             raise
-        err.write(
-            f"otel-mcp-health demo needs the MCP SDK (module {missing!r} is missing): "
-            "pip install 'otel-mcp-health[instruments]'\n"
-        )
         return _EXIT_SETUP_ERROR
     return run(out, err)

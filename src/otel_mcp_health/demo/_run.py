@@ -33,27 +33,21 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, TextIO
 
 import anyio
-from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import (
     InMemoryMetricReader,
     MetricReader,
     PeriodicExportingMetricReader,
 )
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_mcp_health
+from otel_mcp_health.check._pipeline import Pipeline, build, instrumented
 from otel_mcp_health.demo._drive import Demo, drive
 from otel_mcp_health.demo._report import EXIT_MISMATCH, EXIT_OK, report
 from otel_mcp_health.demo._scenarios import CANARY, HTTP_CLOSED, SCENARIOS
-from otel_mcp_health.instrumentation import McpHealthInstrumentor
-from otel_mcp_health.processor import McpHealthSpanProcessor
 from otel_mcp_health.verifiers import (
     file_digest,
     outcome_not_required,
@@ -78,40 +72,16 @@ VERIFIED_TOOLS: Final = ("export_report", "export_report_broken", "publish_slow"
 NOT_REQUIRED_TOOLS: Final = ("search",)
 
 
-@dataclass
-class _Pipeline:
-    """TracerProvider → McpHealthSpanProcessor → in-memory exporter (+ OTLP when configured)."""
-
-    provider: TracerProvider
-    exporter: InMemorySpanExporter
-    reader: InMemoryMetricReader
-    meters: MeterProvider
-    otlp: bool
-
-    @classmethod
-    def build(cls) -> _Pipeline:
-        exporter = InMemorySpanExporter()
-        downstream: list[SpanProcessor] = [SimpleSpanProcessor(exporter)]
-        otlp = bool(
-            os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
-            or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-        )
-        if otlp:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-            downstream.append(BatchSpanProcessor(OTLPSpanExporter()))
-        reader = InMemoryMetricReader()
-        meters = MeterProvider(metric_readers=[reader, *_otlp_metric_readers()])
-        provider = TracerProvider()
-        provider.add_span_processor(McpHealthSpanProcessor(downstream, meter_provider=meters))
-        return cls(provider, exporter, reader, meters, otlp)
-
-    def spans(self) -> tuple[ReadableSpan, ...]:
-        return tuple(self.exporter.get_finished_spans())
-
-    def shutdown(self) -> None:
-        self.provider.shutdown()
-        self.meters.shutdown()
+def _build() -> tuple[Pipeline, InMemoryMetricReader, bool]:
+    """The shells' pipeline (:mod:`otel_mcp_health.check._pipeline`) with the demo's metric
+    readers, exporting over OTLP too when an endpoint for traces is configured."""
+    otlp = bool(
+        os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    )
+    reader = InMemoryMetricReader()
+    pipeline = build(otlp=otlp, metric_readers=lambda: [reader, *_otlp_metric_readers()])
+    return pipeline, reader, otlp
 
 
 def _otlp_metric_readers() -> list[MetricReader]:
@@ -151,30 +121,28 @@ def run(out: TextIO, err: TextIO) -> int:
     """Run every scenario and print the report; returns the exit code (0, 1 or 2)."""
     started = time.monotonic()
     try:
-        pipeline = _Pipeline.build()
+        built, reader, otlp = _build()
     except Exception as exc:  # e.g. an invalid OTEL_EXPORTER_OTLP_* setting
         err.write(f"otel-mcp-health demo: cannot build the telemetry pipeline ({exc})\n")
         return EXIT_SETUP_ERROR
-    instrumentor = McpHealthInstrumentor()
-    instrumentor.instrument(tracer_provider=pipeline.provider, meter_provider=pipeline.meters)
-    try:
-        with _policies(), tempfile.TemporaryDirectory(prefix="otel-mcp-health-demo-") as workdir:
-            demo = Demo(pipeline.provider.get_tracer(__name__), Path(workdir))
-            out.write(
-                f"otel-mcp-health demo: {len(SCENARIOS)} scenarios against real MCP servers "
-                "(HTTP on 127.0.0.1, in-process, stdio)"
-                + (", also exported via OTLP/HTTP" if pipeline.otlp else "")
-                + "\n\n"
-            )
-            anyio.run(drive, demo)
-            return report(
-                out,
-                pipeline.spans(),
-                pipeline.reader,
-                errors=demo.errors,
-                scenarios=SCENARIOS,
-                elapsed_s=time.monotonic() - started,
-            )
-    finally:
-        instrumentor.uninstrument()
-        pipeline.shutdown()
+    with (
+        instrumented(built) as pipeline,
+        _policies(),
+        tempfile.TemporaryDirectory(prefix="otel-mcp-health-demo-") as workdir,
+    ):
+        demo = Demo(pipeline.provider.get_tracer(__name__), Path(workdir))
+        out.write(
+            f"otel-mcp-health demo: {len(SCENARIOS)} scenarios against real MCP servers "
+            "(HTTP on 127.0.0.1, in-process, stdio)"
+            + (", also exported via OTLP/HTTP" if otlp else "")
+            + "\n\n"
+        )
+        anyio.run(drive, demo)
+        return report(
+            out,
+            pipeline.spans(),
+            reader,
+            errors=demo.errors,
+            scenarios=SCENARIOS,
+            elapsed_s=time.monotonic() - started,
+        )
