@@ -84,28 +84,24 @@ def _collect(spans: Sequence[ReadableSpan]) -> tuple[list[Row], list[Row]]:
         attrs = span.attributes or {}
         label = _label_of(span, by_id, steps)
         if A.VERDICT in attrs:
-            verdicts.append(
-                Row(
-                    scenario=label,
-                    span=span.name,
-                    verdict=str(attrs[A.VERDICT]),
-                    first_failed=str(attrs.get(A.CALL_FIRST_FAILED_LAYER, "-")),
-                    next_action=str(attrs.get(A.NEXT_ACTION, "-")),
-                    reason=str(attrs.get(A.REASON, "-")),
-                )
-            )
+            verdicts.append(_row(label, span, A.VERDICT, A.REASON, call=True))
         elif A.CATALOG_VERDICT in attrs:
-            catalogs.append(
-                Row(
-                    scenario=label,
-                    span=span.name,
-                    verdict=str(attrs[A.CATALOG_VERDICT]),
-                    first_failed="-",
-                    next_action="-",
-                    reason=str(attrs.get(A.CATALOG_REASON, "-")),
-                )
-            )
+            catalogs.append(_row(label, span, A.CATALOG_VERDICT, A.CATALOG_REASON, call=False))
     return verdicts, catalogs
+
+
+def _row(scenario: str, span: ReadableSpan, verdict: str, reason: str, *, call: bool) -> Row:
+    """The verdict and reason the span carries under these two attributes; a call row also has
+    the first failed layer and the next action (a catalog row has neither: ``-``)."""
+    attrs = span.attributes or {}
+    return Row(
+        scenario=scenario,
+        span=span.name,
+        verdict=str(attrs[verdict]),
+        first_failed=str(attrs.get(A.CALL_FIRST_FAILED_LAYER, "-")) if call else "-",
+        next_action=str(attrs.get(A.NEXT_ACTION, "-")) if call else "-",
+        reason=str(attrs.get(reason, "-")),
+    )
 
 
 def _rates(spans: Sequence[ReadableSpan]) -> Rates:

@@ -54,65 +54,41 @@ SLOW_SECONDS: Final = 30.0
 #: How long uvicorn may take to finish open requests when the demo stops it.
 _GRACEFUL_SHUTDOWN_S: Final = 2
 
-_FILE_ARGUMENTS: dict[str, Any] = {
-    "type": "object",
-    "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-    "required": ["path", "content"],
-}
 _WRITES = types.ToolAnnotations(read_only_hint=False, destructive_hint=False)
+
+
+def _tool(
+    name: str,
+    description: str,
+    *arguments: str,
+    annotations: types.ToolAnnotations = _WRITES,
+) -> types.Tool:
+    """A tool whose arguments are all required strings."""
+    schema = {
+        "type": "object",
+        "properties": {argument: {"type": "string"} for argument in arguments},
+        "required": list(arguments),
+    }
+    return types.Tool(
+        name=name, description=description, input_schema=schema, annotations=annotations
+    )
+
 
 #: The catalog's two pages (the client must follow ``nextCursor`` to see the second one).
 PAGE1: Final = (
-    types.Tool(
-        name="export_report",
-        description="Write a report file.",
-        input_schema=_FILE_ARGUMENTS,
-        annotations=_WRITES,
-    ),
-    types.Tool(
-        name="export_report_broken",
-        description="Write a report file (claims to).",
-        input_schema=_FILE_ARGUMENTS,
-        annotations=_WRITES,
-    ),
-    types.Tool(
-        name="create_ticket",
-        description="Open a ticket.",
-        input_schema={
-            "type": "object",
-            "properties": {"title": {"type": "string"}},
-            "required": ["title"],
-        },
-        annotations=_WRITES,
-    ),
+    _tool("export_report", "Write a report file.", "path", "content"),
+    _tool("export_report_broken", "Write a report file (claims to).", "path", "content"),
+    _tool("create_ticket", "Open a ticket.", "title"),
 )
 PAGE2: Final = (
-    types.Tool(
-        name="search",
-        description="Search the knowledge base.",
-        input_schema={
-            "type": "object",
-            "properties": {"query": {"type": "string"}},
-            "required": ["query"],
-        },
+    _tool(
+        "search",
+        "Search the knowledge base.",
+        "query",
         annotations=types.ToolAnnotations(read_only_hint=True),
     ),
-    types.Tool(
-        name="publish_slow",
-        description="Publish a report (slowly).",
-        input_schema=_FILE_ARGUMENTS,
-        annotations=_WRITES,
-    ),
-    types.Tool(
-        name="notify_team",
-        description="Post a message to the team channel.",
-        input_schema={
-            "type": "object",
-            "properties": {"message": {"type": "string"}},
-            "required": ["message"],
-        },
-        annotations=_WRITES,
-    ),
+    _tool("publish_slow", "Publish a report (slowly).", "path", "content"),
+    _tool("notify_team", "Post a message to the team channel.", "message"),
     types.Tool(
         name="announce_change",
         description="Announce a catalog change.",
