@@ -25,12 +25,12 @@ import logging
 from typing import Any
 
 from otel_mcp_health.frameworks._hooks import Framework, Patch
-from otel_mcp_health.frameworks._report import report_install
+from otel_mcp_health.frameworks._report import after_await, after_call, report_install
 
 _logger = logging.getLogger(__name__)
 
 
-def _report(adapt: Any) -> None:
+def _report(adapt: Any, *_call: Any) -> None:
     """One install per session: the MCP tools ``MCPAdapt`` just adapted from it."""
     try:
         pairs = list(zip(adapt.sessions, adapt.mcp_tools, strict=False))
@@ -44,19 +44,8 @@ def _report(adapt: Any) -> None:
             _logger.debug("otel-mcp-health: mcpadapt install not recorded", exc_info=True)
 
 
-def _tools(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    tools = wrapped(*args, **kwargs)
-    _report(instance)
-    return tools
-
-
-async def _atools(
-    wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
-    tools = await wrapped(*args, **kwargs)
-    _report(instance)
-    return tools
-
+_tools = after_call(_report)
+_atools = after_await(_report)
 
 _CORE = "mcpadapt.core"
 MCPADAPT = Framework(

@@ -29,12 +29,12 @@ import logging
 from typing import Any
 
 from otel_mcp_health.frameworks._hooks import Framework, Patch
-from otel_mcp_health.frameworks._report import report_install
+from otel_mcp_health.frameworks._report import after_call, report_install
 
 _logger = logging.getLogger(__name__)
 
 
-def _report(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+def _report(_util: Any, args: tuple[Any, ...], kwargs: dict[str, Any], _converted: Any) -> None:
     """One install: the MCP tools converted for this turn, with the server's session."""
     try:
         tools = args[0] if args else kwargs["tools"]
@@ -44,11 +44,7 @@ def _report(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         _logger.debug("otel-mcp-health: openai-agents install not recorded", exc_info=True)
 
 
-def _convert(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    function_tools = wrapped(*args, **kwargs)
-    _report(args, kwargs)
-    return function_tools
-
+_convert = after_call(_report)
 
 OPENAI_AGENTS = Framework(
     distribution="openai-agents",

@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any
 
+from otel_mcp_health.frameworks import _hooks
+
 _logger = logging.getLogger(__name__)
 
 
@@ -24,6 +26,35 @@ def report_install(source: Any, tools: list[Any]) -> None:
         record_installed_tools(source, tools)
     except Exception:  # the framework's install must go on whatever happens to our record
         _logger.debug("otel-mcp-health: framework install record failed", exc_info=True)
+
+
+#: ``report(instance, args, kwargs, result)``: what a hook reports once the wrapped call returned.
+AfterCall = Callable[[Any, tuple[Any, ...], dict[str, Any], Any], None]
+
+
+def after_call(report: AfterCall) -> _hooks.Wrapper:
+    """A hook that lets the wrapped call finish, then ``report`` s the instance, the arguments
+    and the result (a call that raises reports nothing)."""
+
+    def _after(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        result = wrapped(*args, **kwargs)
+        report(instance, args, kwargs, result)
+        return result
+
+    return _after
+
+
+def after_await(report: AfterCall) -> _hooks.Wrapper:
+    """:func:`after_call` for a coroutine: awaits it, then reports."""
+
+    async def _after(
+        wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        result = await wrapped(*args, **kwargs)
+        report(instance, args, kwargs, result)
+        return result
+
+    return _after
 
 
 #: What a listing hook collects into: a fresh list inside the outer call, ``None`` outside it.

@@ -32,7 +32,7 @@ import logging
 from typing import Any
 
 from otel_mcp_health.frameworks._hooks import Framework, Patch
-from otel_mcp_health.frameworks._report import report_install
+from otel_mcp_health.frameworks._report import after_call, report_install
 
 _logger = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ def _mcp_client(tool: Any) -> Any:
     return getattr(tool, "mcp_client", None)
 
 
-def _report(registry: Any, names: Any) -> None:
+def _report(registry: Any, _args: tuple[Any, ...], _kwargs: dict[str, Any], names: Any) -> None:
     """One install per client touched: all its MCP definitions now in the registry."""
     try:
         tools = dict(registry.registry)
@@ -60,13 +60,7 @@ def _report(registry: Any, names: Any) -> None:
             _logger.debug("otel-mcp-health: strands install not recorded", exc_info=True)
 
 
-def _process_tools(
-    wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
-    names = wrapped(*args, **kwargs)
-    _report(instance, names)
-    return names
-
+_process_tools = after_call(_report)
 
 STRANDS = Framework(
     distribution="strands-agents",
