@@ -43,9 +43,9 @@ from otel_mcp_health.core.digest import DigestError, digest_tools
 from otel_mcp_health.core.evidence import Record
 from otel_mcp_health.core.layers import LAYER_CHECKS
 from otel_mcp_health.core.records import EvidenceError, parse_lines
-from otel_mcp_health.core.report import GREEN, expectation_mismatches, judge
+from otel_mcp_health.core.report import expectation_mismatches, judge
 from otel_mcp_health.core.rules import render_table
-from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION
+from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION, GREEN
 
 EXIT_GREEN = 0
 EXIT_NOT_GREEN = 1

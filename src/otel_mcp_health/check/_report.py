@@ -19,6 +19,7 @@ from otel_mcp_health import attributes as A
 from otel_mcp_health.check._driver import Facts
 from otel_mcp_health.check._options import CheckOptions
 from otel_mcp_health.core.vocabulary import (
+    GREEN,
     LAYERS,
     TOOLS_CALL,
     CatalogVerdict,
@@ -29,8 +30,6 @@ from otel_mcp_health.core.vocabulary import (
 )
 
 _HANDSHAKES: Final = ("initialize", "server/discover")
-#: Top-level verdicts that exit 0.
-GREEN: Final = frozenset({Verdict.HEALTHY.value, CatalogVerdict.CONVERGED.value})
 #: Reason when no span carries a verdict at all (the server could not even be started).
 NO_EVIDENCE: Final = "no_evidence"
 #: Reason when ``--timeout`` ended the check before any verdict was judged.

@@ -193,11 +193,18 @@ def _reconciled_absent(c: ContractContext) -> _D | None:
     return None
 
 
+def _failed_at(
+    c: ContractContext, layer: FirstFailedLayer, verdict: Verdict, action: NextAction
+) -> _D | None:
+    """``verdict`` with the layer's reason, when the call's first failed layer is ``layer``."""
+    layers = _first_failed(c, layer)
+    return None if layers is None else Decision(verdict, layers.reason, action)
+
+
 def _transport_error(c: ContractContext) -> _D | None:
-    layers = _first_failed(c, FirstFailedLayer.TRANSPORT)
-    if layers is None:
-        return None
-    return Decision(Verdict.TRANSPORT_ERROR, layers.reason, NextAction.RETRY_WITHIN_BUDGET)
+    return _failed_at(
+        c, FirstFailedLayer.TRANSPORT, Verdict.TRANSPORT_ERROR, NextAction.RETRY_WITHIN_BUDGET
+    )
 
 
 def _protocol_error(c: ContractContext) -> _D | None:
@@ -209,10 +216,7 @@ def _protocol_error(c: ContractContext) -> _D | None:
 
 
 def _tool_failed(c: ContractContext) -> _D | None:
-    layers = _first_failed(c, FirstFailedLayer.EXECUTION)
-    if layers is None:
-        return None
-    return Decision(Verdict.TOOL_FAILED, layers.reason, NextAction.INSPECT_TOOL)
+    return _failed_at(c, FirstFailedLayer.EXECUTION, Verdict.TOOL_FAILED, NextAction.INSPECT_TOOL)
 
 
 def _working(c: ContractContext) -> _D | None:
@@ -222,10 +226,9 @@ def _working(c: ContractContext) -> _D | None:
 
 
 def _false_success(c: ContractContext) -> _D | None:
-    layers = _first_failed(c, FirstFailedLayer.OUTCOME)
-    if layers is None:
-        return None
-    return Decision(Verdict.FALSE_SUCCESS, layers.reason, NextAction.VERIFY_DESTINATION)
+    return _failed_at(
+        c, FirstFailedLayer.OUTCOME, Verdict.FALSE_SUCCESS, NextAction.VERIFY_DESTINATION
+    )
 
 
 def _all_passed(layers: CallLayers) -> bool:

@@ -14,10 +14,6 @@ from otel_mcp_health.core.calls import CallResult, classify_call
 from otel_mcp_health.core.catalog import classify_catalog
 from otel_mcp_health.core.evidence import CallEvidence, CatalogEvidence, Record, SessionEvidence
 from otel_mcp_health.core.session import classify_session
-from otel_mcp_health.core.vocabulary import CatalogVerdict, Verdict
-
-#: Verdicts that count as green for the CLI's exit code.
-GREEN: frozenset[str] = frozenset({Verdict.HEALTHY.value, CatalogVerdict.CONVERGED.value})
 
 
 def _layers(result: CallResult) -> dict[str, str]:

@@ -150,6 +150,9 @@ class OutcomeResult(StrEnum):
     INCONCLUSIVE = "inconclusive"
 
 
+#: The verdicts that exit ``0`` (``classify``, ``check``): a healthy call, a converged catalog.
+GREEN: frozenset[str] = frozenset({Verdict.HEALTHY.value, CatalogVerdict.CONVERGED.value})
+
 #: The outcome method that records the explicit per-tool policy "this tool needs no verifier".
 OUTCOME_NOT_REQUIRED = "not_required"
 
