@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 from typing import Any
 
-import anyio
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan
-from tests.support.matrix_drivers import CHANGING_SERVER, SERVER_PYTHON
+from tests.support.framework_cells import calls as framework_calls
+from tests.support.framework_cells import in_thread, installs, mcpadapt_server
 from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
@@ -90,35 +88,9 @@ def _kickoff(tools: list[Any], turns: list[tuple[str, dict[str, Any]]]) -> Any:
     return llm
 
 
-def _server(transport: str, request: pytest.FixtureRequest) -> Any:
-    if transport == "stdio":
-        from mcp import StdioServerParameters
-
-        return StdioServerParameters(command=SERVER_PYTHON, args=[str(CHANGING_SERVER), "stdio"])
-    url: str = request.getfixturevalue("changing_url")
-    return {"url": url + "/mcp", "transport": "streamable-http"}
-
-
-async def _in_thread(run: Callable[[], Any]) -> Any:
-    """CrewAI's adapter is synchronous: its run in a worker thread, bounded."""
-    with anyio.fail_after(120):
-        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
-
-
-def row(span: ReadableSpan) -> tuple[Any, ...]:
-    a = span.attributes or {}
-    return (span.name, a.get(A.VERDICT), a.get(A.REASON), a.get(A.CATALOG_CLIENT_SOURCE))
-
-
 def calls(pipeline: Pipeline) -> list[tuple[Any, ...]]:
-    return [row(s) for s in pipeline.spans() if s.name.startswith("tools/call ")]
-
-
-def installs(pipeline: Pipeline) -> list[tuple[Any, ...]]:
-    return [
-        (a.get(A.CATALOG_VERDICT), a.get(A.CATALOG_REASON), a.get(A.CATALOG_CLIENT_TOOL_COUNT))
-        for a in (s.attributes or {} for s in pipeline.named(A.INSTALL_SPAN_NAME))
-    ]
+    """The calls in start order, each with the source of the catalog its client was handed."""
+    return framework_calls(pipeline, A.CATALOG_CLIENT_SOURCE)
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
@@ -128,7 +100,7 @@ async def test_crewai_healthy_and_is_error(
 ) -> None:
     from crewai_tools import MCPServerAdapter
 
-    server = _server(transport, request)
+    server = mcpadapt_server(transport, request)
 
     def run() -> Any:
         with MCPServerAdapter(server) as tools:
@@ -136,7 +108,7 @@ async def test_crewai_healthy_and_is_error(
         assert flush_receipts(10.0)
         return llm
 
-    llm = await _in_thread(run)
+    llm = await in_thread(run)
     assert llm.offered == [CATALOG] * 3
     assert calls(verdicts) == [
         ("tools/call create_ticket", "healthy", "ok", "digest"),
@@ -154,7 +126,7 @@ async def test_crewai_keeps_its_tools_after_list_changed(
     """The default (and only) behaviour: nothing re-lists after the signal."""
     from crewai_tools import MCPServerAdapter
 
-    server = _server(transport, request)
+    server = mcpadapt_server(transport, request)
 
     def run() -> Any:
         with MCPServerAdapter(server) as tools:
@@ -162,7 +134,7 @@ async def test_crewai_keeps_its_tools_after_list_changed(
         assert flush_receipts(10.0)
         return llm
 
-    llm = await _in_thread(run)
+    llm = await in_thread(run)
     assert llm.offered == [CATALOG] * 3  # added_tool never reaches the agent
     assert calls(verdicts) == [
         ("tools/call trigger_change", "stale_catalog", "catalog_signal_after_discovery", "digest"),
@@ -182,7 +154,7 @@ async def test_crewai_401_at_connect(verdicts: Pipeline, changing_url: str) -> N
         with pytest.raises(RuntimeError, match="Failed to initialize MCP Adapter"):
             MCPServerAdapter(server, connect_timeout=5)
 
-    await _in_thread(run)
+    await in_thread(run)
     handshake = verdicts.last("initialize").attributes or {}
     assert (handshake[A.VERDICT], handshake[A.REASON]) == ("needs_auth", "invalid_token")
     assert verdicts.counts(A.METRIC_INCIDENTS, A.VERDICT) == {"needs_auth": 1}

@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.support.framework_cells import calls
 from tests.support.matrix_drivers import CHANGING_SERVER, SERVER_PYTHON, assert_installed_once
 from tests.support.processor_helpers import Pipeline
 
@@ -111,15 +112,6 @@ class Agent:
 
     async def close(self) -> None:
         await self.toolset.close()
-
-
-def calls(pipeline: Pipeline) -> list[tuple[Any, ...]]:
-    rows = []
-    for span in pipeline.spans():
-        if span.name.startswith("tools/call "):
-            a = span.attributes or {}
-            rows.append((span.name, a.get(A.VERDICT), a.get(A.REASON)))
-    return rows
 
 
 @pytest.mark.usefixtures("create_ticket_verified")

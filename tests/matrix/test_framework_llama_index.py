@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.support.framework_cells import calls as framework_calls
 from tests.support.matrix_drivers import (
     CHANGING_SERVER,
     SERVER_PYTHON,
@@ -81,12 +82,8 @@ async def _run(tools: list[Any], steps: list[tuple[str, dict[str, Any]]]) -> lis
 
 
 def calls(pipeline: Pipeline) -> list[tuple[Any, ...]]:
-    rows = []
-    for span in pipeline.spans():
-        if span.name.startswith("tools/call "):
-            a = span.attributes or {}
-            rows.append((span.name, a.get(A.VERDICT), a.get(A.REASON), a.get(A.CATALOG_INHERITED)))
-    return rows
+    """The calls in start order, each with whether it inherited another session's discovery."""
+    return framework_calls(pipeline, A.CATALOG_INHERITED)
 
 
 @pytest.mark.usefixtures("create_ticket_verified")

@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.support.framework_cells import calls
 from tests.support.matrix_drivers import CHANGING_SERVER, MCP_MAJOR, SERVER_PYTHON, STDIO_SERVER
 from tests.support.processor_helpers import Pipeline
 
@@ -117,15 +118,6 @@ async def _run(server: Any, steps: list[tuple[str, dict[str, Any]]]) -> list[set
         assert result.final_output == "done"
         assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
     return offers
-
-
-def calls(pipeline: Pipeline) -> list[tuple[Any, ...]]:
-    rows = []
-    for span in pipeline.spans():
-        if span.name.startswith("tools/call "):
-            a = span.attributes or {}
-            rows.append((span.name, a.get(A.VERDICT), a.get(A.REASON)))
-    return rows
 
 
 @pytest.mark.usefixtures("create_ticket_verified")

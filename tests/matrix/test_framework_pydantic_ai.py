@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.support.framework_cells import calls
 from tests.support.matrix_drivers import (
     CHANGING_SERVER,
     SERVER_PYTHON,
@@ -75,15 +76,6 @@ async def _run(toolset: Any, steps: list[tuple[str, dict[str, Any]]]) -> list[se
     result = await agent.run("go")
     assert result.output == "done"
     return offers
-
-
-def calls(pipeline: Pipeline) -> list[tuple[Any, ...]]:
-    rows = []
-    for span in pipeline.spans():
-        if span.name.startswith("tools/call "):
-            a = span.attributes or {}
-            rows.append((span.name, a.get(A.VERDICT), a.get(A.REASON)))
-    return rows
 
 
 @pytest.mark.usefixtures("create_ticket_verified")

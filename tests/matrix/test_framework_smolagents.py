@@ -21,13 +21,12 @@ imports ``streamablehttp_client``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import anyio
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan
-from tests.support.matrix_drivers import CHANGING_SERVER, SERVER_PYTHON
+from tests.support.framework_cells import calls as framework_calls
+from tests.support.framework_cells import in_thread, installs, mcpadapt_server
 from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
@@ -91,35 +90,9 @@ def _run_agent(tools: list[Any], turns: list[tuple[str, dict[str, Any]]]) -> Any
     return model
 
 
-def _server(transport: str, request: pytest.FixtureRequest) -> Any:
-    if transport == "stdio":
-        from mcp import StdioServerParameters
-
-        return StdioServerParameters(command=SERVER_PYTHON, args=[str(CHANGING_SERVER), "stdio"])
-    url: str = request.getfixturevalue("changing_url")
-    return {"url": url + "/mcp", "transport": "streamable-http"}
-
-
-async def _in_thread(run: Callable[[], Any]) -> Any:
-    """smolagents is synchronous: its run in a worker thread, bounded."""
-    with anyio.fail_after(120):
-        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
-
-
-def row(span: ReadableSpan) -> tuple[Any, ...]:
-    a = span.attributes or {}
-    return (span.name, a.get(A.VERDICT), a.get(A.REASON), a.get(A.CATALOG_CLIENT_SOURCE))
-
-
 def calls(pipeline: Pipeline) -> list[tuple[Any, ...]]:
-    return [row(s) for s in pipeline.spans() if s.name.startswith("tools/call ")]
-
-
-def installs(pipeline: Pipeline) -> list[tuple[Any, ...]]:
-    return [
-        (a.get(A.CATALOG_VERDICT), a.get(A.CATALOG_REASON), a.get(A.CATALOG_CLIENT_TOOL_COUNT))
-        for a in (s.attributes or {} for s in pipeline.named(A.INSTALL_SPAN_NAME))
-    ]
+    """The calls in start order, each with the source of the catalog its client was handed."""
+    return framework_calls(pipeline, A.CATALOG_CLIENT_SOURCE)
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
@@ -129,7 +102,7 @@ async def test_smolagents_healthy_and_is_error(
 ) -> None:
     from smolagents import ToolCollection
 
-    server = _server(transport, request)
+    server = mcpadapt_server(transport, request)
 
     def run() -> Any:
         with ToolCollection.from_mcp(server, trust_remote_code=True, structured_output=False) as tc:
@@ -137,7 +110,7 @@ async def test_smolagents_healthy_and_is_error(
         assert flush_receipts(10.0)
         return model
 
-    model = await _in_thread(run)
+    model = await in_thread(run)
     assert model.offered == [OFFER] * 3
     assert calls(verdicts) == [
         ("tools/call create_ticket", "healthy", "ok", "digest"),
@@ -155,7 +128,7 @@ async def test_smolagents_keeps_its_tools_after_list_changed(
     """The default: nothing re-lists after the signal, the agent keeps the connect's tools."""
     from smolagents import ToolCollection
 
-    server = _server(transport, request)
+    server = mcpadapt_server(transport, request)
 
     def run() -> Any:
         with ToolCollection.from_mcp(server, trust_remote_code=True, structured_output=False) as tc:
@@ -163,7 +136,7 @@ async def test_smolagents_keeps_its_tools_after_list_changed(
         assert flush_receipts(10.0)
         return model
 
-    model = await _in_thread(run)
+    model = await in_thread(run)
     assert model.offered == [OFFER] * 3  # added_tool never reaches the model
     assert calls(verdicts) == [
         ("tools/call trigger_change", "stale_catalog", "catalog_signal_after_discovery", "digest"),
@@ -182,7 +155,9 @@ async def test_smolagents_with_mcpadapt_refresh(
     from mcpadapt.core import MCPAdapt
     from mcpadapt.smolagents_adapter import SmolAgentsAdapter
 
-    adapt = MCPAdapt(_server(transport, request), SmolAgentsAdapter(structured_output=False))
+    adapt = MCPAdapt(
+        mcpadapt_server(transport, request), SmolAgentsAdapter(structured_output=False)
+    )
 
     def run() -> list[Any]:
         with adapt as tools:
@@ -191,7 +166,7 @@ async def test_smolagents_with_mcpadapt_refresh(
         assert flush_receipts(10.0)
         return [before, after]
 
-    before, after = await _in_thread(run)
+    before, after = await in_thread(run)
     assert before.offered == [OFFER] * 2
     assert after.offered == [sorted([*OFFER, "added_tool"])] * 2
     assert calls(verdicts) == [
@@ -212,7 +187,7 @@ async def test_smolagents_401_at_connect(verdicts: Pipeline, changing_url: str) 
         with pytest.raises(TimeoutError):
             MCPClient(server, adapter_kwargs={"connect_timeout": 5}, structured_output=False)
 
-    await _in_thread(run)
+    await in_thread(run)
     handshake = verdicts.last("initialize").attributes or {}
     assert (handshake[A.VERDICT], handshake[A.REASON]) == ("needs_auth", "invalid_token")
     assert verdicts.counts(A.METRIC_INCIDENTS, A.VERDICT) == {"needs_auth": 1}
@@ -240,7 +215,7 @@ async def test_mcpadapt_async_path(
             return mcp_tool.name, afunc
 
     with anyio.fail_after(120):
-        async with MCPAdapt(_server(transport, request), Bound()) as tools:
+        async with MCPAdapt(mcpadapt_server(transport, request), Bound()) as tools:
             await dict(tools)["create_ticket"](TICKET)
         assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
     assert calls(verdicts) == [("tools/call create_ticket", "healthy", "ok", "digest")]

@@ -28,6 +28,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.support.framework_cells import calls, in_thread
 from tests.support.matrix_drivers import (
     CHANGING_SERVER,
     SERVER_PYTHON,
@@ -124,19 +125,10 @@ def _agent(client: Any, steps: list[Step]) -> Iterator[tuple[Any, list[set[str]]
 
 
 async def _in_thread(run: Callable[[], None]) -> None:
-    """Strands' sync API (it blocks on its background thread) off the test's event loop."""
-    with anyio.fail_after(120):
-        await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
-        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
-
-
-def calls(pipeline: Pipeline) -> list[tuple[Any, ...]]:
-    rows = []
-    for span in pipeline.spans():
-        if span.name.startswith("tools/call "):
-            a = span.attributes or {}
-            rows.append((span.name, a.get(A.VERDICT), a.get(A.REASON)))
-    return rows
+    """Strands' sync API (it blocks on its background thread) off the test's event loop; then
+    every outcome receipt has arrived (within 10 s)."""
+    await in_thread(run)
+    assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan
+from tests.support.framework_cells import calls as framework_calls
 from tests.support.matrix_drivers import (
     CHANGING_SERVER,
     SERVER_PYTHON,
@@ -30,13 +30,9 @@ from otel_mcp_health.instrumentation import flush_receipts
 pytestmark = pytest.mark.anyio
 
 
-def row(span: ReadableSpan) -> tuple[Any, ...]:
-    a = span.attributes or {}
-    return (span.name, a.get(A.VERDICT), a.get(A.REASON), a.get(A.CATALOG_INHERITED))
-
-
 def calls(pipeline: Pipeline) -> list[tuple[Any, ...]]:
-    return [row(s) for s in pipeline.spans() if s.name.startswith("tools/call ")]
+    """The calls in start order, each with whether it inherited another session's discovery."""
+    return framework_calls(pipeline, A.CATALOG_INHERITED)
 
 
 def _connection(transport: str, url: str, script: str = STDIO_SERVER) -> dict[str, Any]:

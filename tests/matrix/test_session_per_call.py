@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
+from tests.support.framework_cells import tool_calls
 from tests.support.matrix_drivers import Events, connect
 from tests.support.processor_helpers import Pipeline
 
@@ -24,10 +25,6 @@ from otel_mcp_health.instrumentation import flush_receipts
 pytestmark = pytest.mark.anyio
 
 TRANSPORTS = ["stdio", "http"]
-
-
-def calls(pipeline: Pipeline) -> list[ReadableSpan]:
-    return [s for s in pipeline.spans() if s.name.startswith("tools/call ")]
 
 
 def row(span: ReadableSpan) -> tuple[Any, ...]:
@@ -68,14 +65,14 @@ async def test_calls_in_fresh_sessions_inherit_the_servers_discovery(
             await again.list_all()
         await _fresh_call(transport, url, "create_ticket", ticket)
         assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
-    rows = [row(s) for s in calls(verdicts) if s.name != "tools/call trigger_change"]
+    rows = [row(s) for s in tool_calls(verdicts) if s.name != "tools/call trigger_change"]
     assert rows == [
         ("tools/call create_ticket", "healthy", "ok", True),
         ("tools/call fail", "tool_failed", "is_error", True),
         ("tools/call lookup", "stale_catalog", "catalog_signal_after_discovery", True),
         ("tools/call create_ticket", "healthy", "ok", True),
     ]
-    ages = [(s.attributes or {})[A.CATALOG_INHERITED_AGE_S] for s in calls(verdicts)]
+    ages = [(s.attributes or {})[A.CATALOG_INHERITED_AGE_S] for s in tool_calls(verdicts)]
     assert all(isinstance(age, float) and 0 <= age < 120 for age in ages)
 
 
@@ -86,5 +83,5 @@ async def test_another_server_inherits_nothing(verdicts: Pipeline, reference_url
         async with connect("session", "stdio", reference_url + "/mcp", Events()) as discovery:
             await discovery.list_all()
         await _fresh_call("http", reference_url + "/mcp", "create_ticket", {"title": "t"})
-    [call] = calls(verdicts)
+    [call] = tool_calls(verdicts)
     assert row(call)[1:] == ("stale_catalog", "catalog_no_discovery", None)
