@@ -76,7 +76,7 @@ OTEL = (
     "opentelemetry-semantic-conventions==0.66b1",
     "opentelemetry-util-http==0.66b1",
 )
-ROUNDS = int(os.environ.get("BENCH_PEERS_ROUNDS", "6"))
+ROUNDS = int(os.environ.get("BENCH_PEERS_ROUNDS", "8"))
 CALLS = {"in-process": 200, "http": 100}
 WARMUP = 20
 SLICES = 5
@@ -209,7 +209,7 @@ def _why_not_timed(config: Config, probe: dict[str, Any], base: dict[str, Any]) 
     if "error" in probe:
         return "failed: " + probe["error"].strip().splitlines()[-1][:300]
     if "setup_error" in probe:
-        return "cannot instrument: " + probe["setup_error"][:300]
+        return "cannot instrument: " + probe["setup_error"].split(" on <")[0][:300]
     if config.kind != "baseline" and "error" not in base and _same_spans(probe, base):
         return "does nothing: the baseline's spans, unchanged"
     return None
