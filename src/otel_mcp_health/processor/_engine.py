@@ -197,12 +197,7 @@ class Engine:
                 session.join(self._servers.touch(server))
             if rule not in _HANDSHAKE_RULES:
                 return {}
-        verdicts: dict[str, Any] = {
-            A.VERDICT: result.verdict.value,
-            A.NEXT_ACTION: result.next_action.value,
-            A.REASON: str(result.reason),
-            A.CALL_FIRST_FAILED_LAYER: result.first_failed_layer.value,
-        }
+        verdicts = _verdicts.verdict_attributes(result)
         self._open_incident(span, attrs, session, result=result, verdicts=verdicts)
         return verdicts
 

@@ -286,6 +286,8 @@ class McpHealthSpanProcessor(SpanProcessor):
             return span
 
     def _forward(self, span: ReadableSpan) -> None:
+        """End ``span`` in every downstream processor (one that raises does not hide it from the
+        next)."""
         for processor in self._downstream:
             try:
                 processor.on_end(span)

@@ -52,12 +52,12 @@ def catalog_attributes(result: CatalogResult) -> dict[str, Any]:
         A.CATALOG_REASON: str(result.reason),
         A.CATALOG_CLIENT_SOURCE: result.client_source.value,
     }
-    if result.max_age_seconds is not None:
-        attrs[A.CATALOG_MAX_AGE_S] = result.max_age_seconds
-    if result.discovered_digest is not None:
-        attrs[A.CATALOG_DIGEST] = result.discovered_digest
-    if result.client_digest is not None:
-        attrs[A.CATALOG_CLIENT_DIGEST] = result.client_digest
+    known = (
+        (A.CATALOG_MAX_AGE_S, result.max_age_seconds),
+        (A.CATALOG_DIGEST, result.discovered_digest),
+        (A.CATALOG_CLIENT_DIGEST, result.client_digest),
+    )
+    attrs.update((key, value) for key, value in known if value is not None)
     return attrs
 
 
@@ -73,15 +73,20 @@ def inherited_attributes(session: Session, now: int | None) -> dict[str, Any]:
     return attrs
 
 
-def call_attributes(result: CallResult) -> dict[str, Any]:
-    """Verdict, next action, reasons and the five layer statuses of one judged call."""
-    attrs: dict[str, Any] = {
+def verdict_attributes(result: CallResult) -> dict[str, Any]:
+    """Verdict, next action, reason and first failed layer (all a judged handshake carries)."""
+    return {
         A.VERDICT: result.verdict.value,
         A.NEXT_ACTION: result.next_action.value,
         A.REASON: str(result.reason),
         A.CALL_FIRST_FAILED_LAYER: result.first_failed_layer.value,
-        A.CALL_REASON: str(result.reason),
     }
+
+
+def call_attributes(result: CallResult) -> dict[str, Any]:
+    """Verdict, next action, reasons and the five layer statuses of one judged call."""
+    attrs = verdict_attributes(result)
+    attrs[A.CALL_REASON] = str(result.reason)
     for layer, status in result.layers.items():
         attrs[A.layer_attribute(layer.value)] = status.value
     if result.effect_unknown:

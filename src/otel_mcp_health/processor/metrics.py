@@ -51,14 +51,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from opentelemetry.metrics import (
     CallbackOptions,
     Histogram,
     Meter,
     MeterProvider,
-    ObservableGauge,
     Observation,
     get_meter,
 )
@@ -77,6 +76,23 @@ InFlightCounts = Callable[[], Mapping[LiveState, int]]
 Cell = list[Any]
 #: Labels whose values a server or the network chooses: capped, bounded in distinct values.
 OPEN_LABELS = (A.GEN_AI_TOOL_NAME, A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME)
+#: The observable counters' units and descriptions (each summed by a :class:`_LocalCounter`).
+_COUNTERS: Final = {
+    A.METRIC_CALLS: ("{call}", "Tool calls by session-contract verdict and first failed layer."),
+    A.METRIC_CATALOG_VERDICTS: (
+        "{verdict}",
+        "Catalog convergence verdicts on tools/list, list_changed and install spans.",
+    ),
+    A.METRIC_OUTCOMES: (
+        "{call}",
+        "Tool calls by outcome receipt and by whether a result envelope arrived: protocol-level "
+        "success against verified outcomes.",
+    ),
+    A.METRIC_INCIDENTS: (
+        "{incident}",
+        "Incidents opened (one per service, server, failed layer and reason).",
+    ),
+}
 
 
 class _LocalCounter:
@@ -144,56 +160,34 @@ class HealthMetrics:
         meter = get_meter(__name__, __version__, meter_provider)
         self._in_flight = in_flight
         self._lock = threading.Lock()
-        self.calls = _LocalCounter(self._lock)
-        self.catalog_verdicts = _LocalCounter(self._lock)
-        self.outcomes = _LocalCounter(self._lock)
-        self.incidents = _LocalCounter(self._lock)
-        self.convergence_lag = _BoundedHistogram(self._verdict_instruments(meter))
-        self.in_flight_gauge = self._call_instruments(meter)
-
-    def _verdict_instruments(self, meter: Meter) -> Histogram:
-        """``mcp_health.calls``, ``mcp_health.catalog.verdicts``; returns the lag histogram."""
-        meter.create_observable_counter(
-            A.METRIC_CALLS,
-            callbacks=[self.calls.observe],
-            unit="{call}",
-            description="Tool calls by session-contract verdict and first failed layer.",
+        self.calls = self._counter(meter, A.METRIC_CALLS)
+        self.catalog_verdicts = self._counter(meter, A.METRIC_CATALOG_VERDICTS)
+        self.convergence_lag = _BoundedHistogram(
+            meter.create_histogram(
+                A.METRIC_CONVERGENCE_LAG,
+                unit="s",
+                description="Time from a tools/list_changed signal to the next converged catalog.",
+                explicit_bucket_boundaries_advisory=[float(b) for b in A.DURATION_BUCKETS],
+            )
         )
-        meter.create_observable_counter(
-            A.METRIC_CATALOG_VERDICTS,
-            callbacks=[self.catalog_verdicts.observe],
-            unit="{verdict}",
-            description="Catalog convergence verdicts on tools/list, list_changed and install "
-            "spans.",
-        )
-        return meter.create_histogram(
-            A.METRIC_CONVERGENCE_LAG,
-            unit="s",
-            description="Time from a tools/list_changed signal to the next converged catalog.",
-            explicit_bucket_boundaries_advisory=[float(b) for b in A.DURATION_BUCKETS],
-        )
-
-    def _call_instruments(self, meter: Meter) -> ObservableGauge:
-        """``mcp_health.outcomes``, ``mcp_health.incidents``; returns the in-flight gauge."""
-        meter.create_observable_counter(
-            A.METRIC_OUTCOMES,
-            callbacks=[self.outcomes.observe],
-            unit="{call}",
-            description="Tool calls by outcome receipt and by whether a result envelope "
-            "arrived: protocol-level success against verified outcomes.",
-        )
-        meter.create_observable_counter(
-            A.METRIC_INCIDENTS,
-            callbacks=[self.incidents.observe],
-            unit="{incident}",
-            description="Incidents opened (one per service, server, failed layer and reason).",
-        )
-        return meter.create_observable_gauge(
+        self.outcomes = self._counter(meter, A.METRIC_OUTCOMES)
+        self.incidents = self._counter(meter, A.METRIC_INCIDENTS)
+        self.in_flight_gauge = meter.create_observable_gauge(
             A.METRIC_CALLS_IN_FLIGHT,
             callbacks=[self._observe_in_flight],
             unit="{call}",
             description="In-flight tool calls by live state (working, stalled, waiting_for_user).",
         )
+
+    def _counter(self, meter: Meter, name: str) -> _LocalCounter:
+        """A counter summed here (under the shared lock), reported as the observable counter
+        ``name`` (unit and description from :data:`_COUNTERS`)."""
+        counter = _LocalCounter(self._lock)
+        unit, description = _COUNTERS[name]
+        meter.create_observable_counter(
+            name, callbacks=[counter.observe], unit=unit, description=description
+        )
+        return counter
 
     def call_cells(
         self,
