@@ -20,7 +20,7 @@ catalog pages (origin, place in the chain; :func:`encode_page_result`, a page as
 and progress. Every function here is used by the instrumentation or the processor.
 """
 
-from otel_mcp_health._codec._read import Attributes
+from otel_mcp_health._codec._read import Attributes, present
 from otel_mcp_health._codec.call import (
     decode_authorization,
     decode_call,
@@ -146,4 +146,5 @@ __all__ = [
     "encode_versions",
     "encode_waiting_for_user",
     "has_network",
+    "present",
 ]

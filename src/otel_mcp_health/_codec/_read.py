@@ -1,4 +1,5 @@
-"""Typed readers of span attribute values (they come from an untyped mapping)."""
+"""Typed readers of span attribute values (they come from an untyped mapping), and
+:func:`present`, which leaves out what an encoder did not observe."""
 
 from __future__ import annotations
 
@@ -6,6 +7,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 Attributes = Mapping[str, Any]
+
+
+def present(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """``attrs`` without the ``None`` values (an absent attribute is *not observed*)."""
+    return {key: value for key, value in attrs.items() if value is not None}
 
 
 def read_str(attrs: Attributes, key: str) -> str | None:

@@ -9,6 +9,7 @@ from typing import Any
 from otel_mcp_health import attributes as A
 from otel_mcp_health._codec._read import (
     Attributes,
+    present,
     read_bool,
     read_float,
     read_int,
@@ -53,12 +54,7 @@ def encode_rpc_code(code: int) -> str:
 def encode_delivery(outcome: str | None, written: bool | None) -> dict[str, Any]:
     """What the transport did with the request, as far as it was observed (a
     ``TransportOutcome`` value; without one the transport layer decodes as not observed)."""
-    attrs: dict[str, Any] = {}
-    if outcome is not None:
-        attrs[A.TRANSPORT_OUTCOME] = outcome
-    if written is not None:
-        attrs[A.TRANSPORT_REQUEST_WRITTEN] = written
-    return attrs
+    return present({A.TRANSPORT_OUTCOME: outcome, A.TRANSPORT_REQUEST_WRITTEN: written})
 
 
 def encode_transport(transport: TransportEvidence) -> dict[str, Any]:

@@ -8,7 +8,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec._read import Attributes, read_bool, read_float, read_int, read_str
+from otel_mcp_health._codec._read import (
+    Attributes,
+    present,
+    read_bool,
+    read_float,
+    read_int,
+    read_str,
+)
 from otel_mcp_health._codec.call import (
     decode_authorization,
     decode_transport,
@@ -51,16 +58,14 @@ class Connection:
 
 
 def encode_connection(connection: Connection) -> dict[str, Any]:
-    attrs: dict[str, Any] = {}
-    if connection.protocol_version is not None:
-        attrs[A.MCP_PROTOCOL_VERSION] = connection.protocol_version
-    if connection.network_transport is not None:
-        attrs[A.NETWORK_TRANSPORT] = connection.network_transport
-    if connection.server_address is not None:
-        attrs[A.SERVER_ADDRESS] = connection.server_address
-    if connection.server_port is not None:
-        attrs[A.SERVER_PORT] = connection.server_port
-    return attrs
+    return present(
+        {
+            A.MCP_PROTOCOL_VERSION: connection.protocol_version,
+            A.NETWORK_TRANSPORT: connection.network_transport,
+            A.SERVER_ADDRESS: connection.server_address,
+            A.SERVER_PORT: connection.server_port,
+        }
+    )
 
 
 def decode_connection(attrs: Attributes) -> Connection:
@@ -85,12 +90,7 @@ def encode_handshake(handshake: HandshakeEvidence) -> dict[str, Any]:
 
 def encode_versions(requested: str | None, negotiated: str | None) -> dict[str, Any]:
     """The protocol version the client asked for and the one the server answered with."""
-    attrs: dict[str, Any] = {}
-    if requested is not None:
-        attrs[A.SESSION_REQUESTED_VERSION] = requested
-    if negotiated is not None:
-        attrs[A.MCP_PROTOCOL_VERSION] = negotiated
-    return attrs
+    return present({A.SESSION_REQUESTED_VERSION: requested, A.MCP_PROTOCOL_VERSION: negotiated})
 
 
 def encode_tools_capability(tools: Any) -> dict[str, Any]:
@@ -141,8 +141,7 @@ def encode_server_identity(
     target_key: str | None, name: str | None, version: str | None
 ) -> dict[str, Any]:
     """What names a session's server (transport target key, handshake name and version)."""
-    parts = zip(_SERVER_IDENTITY, (target_key, name, version), strict=True)
-    return {key: value for key, value in parts if value is not None}
+    return present(dict(zip(_SERVER_IDENTITY, (target_key, name, version), strict=True)))
 
 
 def encode_handshake_result(
@@ -195,11 +194,9 @@ def decode_page_index(attrs: Attributes) -> int | None:
 
 def encode_page(page: Page) -> dict[str, Any]:
     """One ``tools/list`` page: cursor hashes (opaque keys) and failure (not its tools)."""
-    attrs: dict[str, Any] = {}
-    if page.cursor is not None:
-        attrs[A.CATALOG_PAGE_CURSOR_HASH] = page.cursor
-    if page.next_cursor is not None:
-        attrs[A.CATALOG_PAGE_NEXT_CURSOR_HASH] = page.next_cursor
+    attrs = present(
+        {A.CATALOG_PAGE_CURSOR_HASH: page.cursor, A.CATALOG_PAGE_NEXT_CURSOR_HASH: page.next_cursor}
+    )
     if page.error_code is not None:
         attrs[A.RPC_RESPONSE_STATUS_CODE] = attrs[A.ERROR_TYPE] = encode_rpc_code(page.error_code)
     elif page.failed:
@@ -241,12 +238,7 @@ def encode_digest(
 ) -> dict[str, Any]:
     """A digest (of the discovered catalog, the client's installed tools or one page), or why
     there is none."""
-    attrs: dict[str, Any] = {}
-    if digest is not None:
-        attrs[_DIGEST_KEYS[of]] = digest
-    if error is not None:
-        attrs[A.CATALOG_DIGEST_ERROR] = error
-    return attrs
+    return present({_DIGEST_KEYS[of]: digest, A.CATALOG_DIGEST_ERROR: error})
 
 
 def decode_digest(attrs: Attributes, *, of: DigestOf = "catalog") -> tuple[str | None, str | None]:
