@@ -48,6 +48,11 @@ METRIC_MCP_CLIENT_OPERATION_DURATION: Final = "mcp.client.operation.duration"
 METRIC_MCP_CLIENT_SESSION_DURATION: Final = "mcp.client.session.duration"
 #: Semconv bucket boundaries for both MCP duration histograms (seconds).
 DURATION_BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
+#: Metric labels whose values a server or the network chooses, on the instrumentation's histograms
+#: and the processor's counters alike (docs/attributes.md#bounds). Each side bounds these and the
+#: open labels only its own metrics carry: ``instrumentation._state.OPEN_LABELS`` and
+#: ``processor.metrics.OPEN_LABELS``.
+OPEN_LABELS: Final = (GEN_AI_TOOL_NAME, SERVER_ADDRESS, SERVER_PORT)
 
 # --------------------------------------------------------------------------------------------
 # Evidence recorded by the instrumentation (docs/model.md#privacy)

@@ -34,7 +34,12 @@ from opentelemetry.metrics import Histogram
 from opentelemetry.trace import Span, Tracer
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import Connection, encode_connection, encode_superseded
+from otel_mcp_health._codec import (
+    Connection,
+    encode_connection,
+    encode_server_identity,
+    encode_superseded,
+)
 from otel_mcp_health.core.bounds import LabelBudget
 from otel_mcp_health.core.facts import Fact
 from otel_mcp_health.core.fold import Records, records
@@ -62,14 +67,11 @@ def target_key(target: tuple[str, ...]) -> str:
 
 #: Duration label sets a session keeps (distinct method, tool and error type combinations).
 _MAX_LABEL_SETS = 256
-#: Metric labels whose values a server or the network chooses (docs/attributes.md#bounds).
-OPEN_LABELS = (
-    A.GEN_AI_TOOL_NAME,
-    A.ERROR_TYPE,
-    A.SERVER_ADDRESS,
-    A.SERVER_PORT,
-    A.MCP_PROTOCOL_VERSION,
-)
+#: Open labels of the duration histograms: the common ones (:data:`A.OPEN_LABELS`), and the two
+#: only these carry: ``error.type`` (an exception's class name can be anything) and the negotiated
+#: protocol version. The processor's counters add ``mcp_health.server.name`` instead
+#: (``processor.metrics.OPEN_LABELS``). Their order does not matter: each is bounded on its own.
+OPEN_LABELS = (*A.OPEN_LABELS, A.ERROR_TYPE, A.MCP_PROTOCOL_VERSION)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -215,12 +217,7 @@ class SessionState:
 
     def server_identity(self) -> dict[str, Any]:
         """What names this session's server on an install span (docs/model.md#scope)."""
-        identity = {
-            A.SERVER_TARGET_KEY: self.target_key,
-            A.SERVER_NAME: self.server_name,
-            A.SERVER_VERSION: self.server_version,
-        }
-        return {key: value for key, value in identity.items() if value is not None}
+        return encode_server_identity(self.target_key, self.server_name, self.server_version)
 
     def release_probe(self, *, superseded: bool) -> None:
         """End the held probe's span at the time it ended; ``superseded``: the session's fallback
