@@ -1,9 +1,7 @@
 """Hooks of the catalog: ``tools/list`` pages and the traversal they form, reported installs.
 
-Every public function here is a hook of the extraction seam: the wrappers call it through this
-module's attribute, inside a fence, so a test can make each one raise and prove the host sees no
-difference (the host comes first). Nothing here reads argument values, result text, headers other
-than ``WWW-Authenticate``'s ``error``/``scope`` or exception messages (docs/model.md#privacy).
+A hook module (the seam's contract: :data:`._wrappers.HOOK_MODULES`). Tool definitions stay in
+memory (for the catalog digest and the call-time contract check); spans get digests and counts.
 """
 
 from __future__ import annotations

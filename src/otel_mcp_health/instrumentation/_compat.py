@@ -47,17 +47,25 @@ _JSONRPC = "mcp.shared.jsonrpc_dispatcher"
 _HTTP = "mcp.client.streamable_http"
 _STDIO = "mcp.client.stdio"
 
-#: mcp 2.x: the dispatcher carries every request (module-level functions are looked up in their
-#: module at call time by the SDK, so patching the module attribute reaches every caller).
-HOOKS_2X: Final = (
+#: Both lines: a session's life (registration, clock, duration), then a stdio server's start.
+_SESSION_LIFE = (
     Hook(_SESSION, "ClientSession.__init__", _wrappers.session_init),
     Hook(_SESSION, "ClientSession.__aenter__", _wrappers.session_aenter),
     Hook(_SESSION, "ClientSession.__aexit__", _wrappers.session_aexit),
+)
+_STDIO_PROCESS = Hook(
+    _STDIO, "_create_platform_compatible_process", _wrappers.stdio_process, "stdio_transport"
+)
+
+#: mcp 2.x: the dispatcher carries every request (module-level functions are looked up in their
+#: module at call time by the SDK, so patching the module attribute reaches every caller).
+HOOKS_2X: Final = (
+    *_SESSION_LIFE,
     Hook(_SESSION, "ClientSession.send_request", _wrappers.send_request),
     Hook(_SESSION, "ClientSession.call_tool", _wrappers.call_tool),
     Hook(_SESSION, "ClientSession.validate_tool_result", _wrappers.validate_tool_result),
-    Hook(_SESSION, "ClientSession._on_notify", _wrappers.on_notify, "list_changed"),
-    Hook(_SESSION, "ClientSession._on_request", _wrappers.on_request, "elicitation"),
+    Hook(_SESSION, "ClientSession._on_notify", _wrappers.notified, "list_changed"),
+    Hook(_SESSION, "ClientSession._on_request", _wrappers.requested, "elicitation"),
     Hook("mcp.client.client", "Client.call_tool", _wrappers.client_call_tool),
     Hook(_JSONRPC, "JSONRPCDispatcher.send_raw_request", _dispatch_wrappers.send_raw_request),
     Hook(_DIRECT, "DirectDispatcher.send_raw_request", _dispatch_wrappers.send_raw_request),
@@ -72,7 +80,7 @@ HOOKS_2X: Final = (
         _dispatch_wrappers.dispatch_notification,
         "progress_token",
     ),
-    Hook(_STDIO, "_create_platform_compatible_process", _wrappers.stdio_process, "stdio_transport"),
+    _STDIO_PROCESS,
     Hook(
         _HTTP,
         "StreamableHTTPTransport._handle_post_request",
@@ -85,9 +93,7 @@ HOOKS_2X: Final = (
 #: mcp 1.x: ``BaseSession.send_request`` carries every request; the HTTP transport runs outside
 #: the caller's context and talks ``httpx`` (2.x: ``httpx2``; the same hook on ``send``).
 HOOKS_1X: Final = (
-    Hook(_SESSION, "ClientSession.__init__", _wrappers.session_init),
-    Hook(_SESSION, "ClientSession.__aenter__", _wrappers.session_aenter),
-    Hook(_SESSION, "ClientSession.__aexit__", _wrappers.session_aexit),
+    *_SESSION_LIFE,
     Hook(_SESSION, "ClientSession.send_request", _v1_wrappers.send_request),
     Hook(_SESSION, "ClientSession.call_tool", _wrappers.call_tool),
     Hook(
@@ -103,7 +109,7 @@ HOOKS_1X: Final = (
         "list_changed",
     ),
     Hook(_SESSION, "ClientSession._received_request", _v1_wrappers.received_request, "elicitation"),
-    Hook(_STDIO, "_create_platform_compatible_process", _wrappers.stdio_process, "stdio_transport"),
+    _STDIO_PROCESS,
     Hook(
         _HTTP,
         "StreamableHTTPTransport._handle_post_request",

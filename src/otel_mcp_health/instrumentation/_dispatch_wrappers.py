@@ -9,7 +9,7 @@ second one; ``_write`` tells a cancellation before the write (no call) from one 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -19,7 +19,14 @@ from opentelemetry import trace
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import _request_hooks, _result_hooks, _state
 from otel_mcp_health.instrumentation._state import RequestRecord, Slot, Telemetry
-from otel_mcp_health.instrumentation._wrappers import ObjectProxy, active, fence
+from otel_mcp_health.instrumentation._wrappers import (
+    Args,
+    Kwargs,
+    ObjectProxy,
+    active,
+    argument,
+    fence,
+)
 
 _logger = logging.getLogger(__name__)
 
@@ -27,19 +34,23 @@ _logger = logging.getLogger(__name__)
 # ----------------------------------------------------------------------------------------------
 # Dispatchers: one record (and one CLIENT span) per request
 # ----------------------------------------------------------------------------------------------
-def _bind_request(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, Any]:
-    method = args[0] if args else kwargs.get("method")
-    params = args[1] if len(args) > 1 else kwargs.get("params")
-    opts = args[2] if len(args) > 2 else kwargs.get("opts")
-    return method, params, opts
+#: A started request: the wrapper's configuration, the request's record and the outer wrapper's
+#: :class:`Slot` that claims it (if any).
+Started = tuple[Telemetry, RequestRecord, Slot | None]
 
 
-def _begin(
-    telemetry: Telemetry, state: _state.SessionState, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[RequestRecord | None, Slot | None, tuple[Any, ...], dict[str, Any]]:
-    """Start the request's record; route its progress callback through our tap (fenced)."""
+def begin(
+    configured: Telemetry,
+    state: _state.SessionState | None,
+    wire: Callable[[], tuple[Any, Any, Any]],
+) -> Started | None:
+    """Start the record of a tracked session's request from its ``wire()`` method, params and
+    call options (``None``: untracked, suppressed, or anything failed, fenced)."""
+    telemetry = active(configured) if state is not None else None
+    if state is None or telemetry is None:
+        return None
     try:
-        method, params, opts = _bind_request(args, kwargs)
+        method, params, opts = wire()
         slot = _state.SLOT.get()
         if slot is not None and (slot.record is not None or slot.method not in (None, method)):
             slot = None
@@ -50,41 +61,63 @@ def _begin(
         _logger.debug(
             "mcp_health: request start failed; the application is unaffected", exc_info=True
         )
-        return None, None, args, kwargs
+        return None
+    return telemetry, record, slot
+
+
+def progress_tapped(
+    record: RequestRecord,
+    args: Args,
+    kwargs: Kwargs,
+    *,
+    at: int,
+    name: str,
+    key: str | None = None,
+) -> tuple[Args, Kwargs]:
+    """The call's arguments with its progress callback routed through the record's tap (fenced:
+    unchanged when that fails): the argument at position ``at`` or keyword ``name``, or that
+    argument's ``key`` where it is a mapping of call options."""
     try:
-        callback = opts.get("on_progress") if isinstance(opts, Mapping) else None
-        if callback is not None:
-            tapped = dict(opts)
-            tapped["on_progress"] = _request_hooks.progress_tap(record, callback)
-            if len(args) > 2:
-                args = (*args[:2], tapped, *args[3:])
-            else:
-                kwargs = {**kwargs, "opts": tapped}
+        value = argument(args, kwargs, at, name)
+        callback = value
+        if key is not None:
+            callback = value.get(key) if isinstance(value, Mapping) else None
+        if callback is None:
+            return args, kwargs
+        tapped = _request_hooks.progress_tap(record, callback)
+        value = tapped if key is None else {**value, key: tapped}
     except Exception:
         _logger.debug(
             "mcp_health: progress tap failed; the application is unaffected", exc_info=True
         )
-    return record, slot, args, kwargs
+        return args, kwargs
+    if len(args) > at:
+        return (*args[:at], value, *args[at + 1 :]), kwargs
+    return args, {**kwargs, name: value}
+
+
+def _wire_request(args: Args, kwargs: Kwargs) -> tuple[Any, Any, Any]:
+    """``send_raw_request(method, params, opts)``: already the wire shapes."""
+    method, params = argument(args, kwargs, 0, "method"), argument(args, kwargs, 1, "params")
+    return method, params, argument(args, kwargs, 2, "opts")
 
 
 async def send_raw_request(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
 ) -> Any:
     """``JSONRPCDispatcher.send_raw_request`` and ``DirectDispatcher.send_raw_request``."""
     state = _state.DISPATCHERS.get(instance)
-    telemetry = active(configured) if state is not None else None
-    record: RequestRecord | None = None
-    slot: Slot | None = None
-    if state is not None and telemetry is not None:
-        record, slot, args, kwargs = _begin(telemetry, state, args, kwargs)
-    if record is None or telemetry is None:
+    started = begin(configured, state, lambda: _wire_request(args, kwargs))
+    if started is None:
         # Server-side dispatchers in this process (and untracked sessions) pass straight through:
         # a client record visible in their context was entered already, so it is never claimed.
         return await wrapped(*args, **kwargs)
+    telemetry, record, slot = started
+    args, kwargs = progress_tapped(record, args, kwargs, at=2, name="opts", key="on_progress")
     return await run_request(telemetry, record, wrapped, args, kwargs, slot=slot)
 
 
@@ -92,8 +125,8 @@ async def run_request(
     telemetry: Telemetry,
     record: RequestRecord,
     wrapped: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
     *,
     slot: Slot | None,
 ) -> Any:
@@ -131,8 +164,8 @@ def otel_span(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
 ) -> Any:
     """``mcp.shared.jsonrpc_dispatcher.otel_span``: hand the SDK our span for a client request.
 
@@ -154,13 +187,13 @@ def dispatch_notification(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
 ) -> Any:
     """``JSONRPCDispatcher._dispatch_notification`` (sync): progress naming another token."""
     if active(configured) is not None and instance in _state.DISPATCHERS:
-        message = args[0] if args else kwargs.get("msg")
-        sender_ctx = args[3] if len(args) > 3 else kwargs.get("sender_ctx")
+        message = argument(args, kwargs, 0, "msg")
+        sender_ctx = argument(args, kwargs, 3, "sender_ctx")
         with fence("inbound progress"):
             _request_hooks.on_inbound_progress(instance, message, sender_ctx)
     return wrapped(*args, **kwargs)
@@ -170,8 +203,8 @@ def make_context(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
 ) -> Any:
     """``DirectDispatcher._make_context`` (sync): the in-process peer minted the request's id.
 
@@ -186,7 +219,7 @@ def make_context(
         and active(configured) is not None
         and _state.DISPATCHERS.get(getattr(instance, "_peer", None)) is record.state
     ):
-        request_id = args[1] if len(args) > 1 else kwargs.get("request_id")
+        request_id = argument(args, kwargs, 1, "request_id")
         with fence("request id"):
             _request_hooks.learn_request_id(record, request_id)
     return wrapped(*args, **kwargs)
@@ -196,8 +229,8 @@ def dispatcher_write(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
 ) -> Any:
     """``JSONRPCDispatcher._write``: the moment a request may reach the server (a cancellation
     before it is no call, after it is silence). Observed as the write is called; the SDK's own
@@ -205,7 +238,7 @@ def dispatcher_write(
     record = _state.REQUEST.get()
     # Once the request itself was written (``on_write``), later writes pass untouched.
     if record is not None and not record.write_seen and active(configured) is not None:
-        message = args[0] if args else kwargs.get("message")
+        message = argument(args, kwargs, 0, "message")
         with fence("request write"):
             _request_hooks.on_write(record, message)
     return wrapped(*args, **kwargs)

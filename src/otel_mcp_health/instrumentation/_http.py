@@ -4,51 +4,50 @@ The SDK collapses HTTP 401/403/503 into JSON-RPC ``-32603`` and turns connection
 cancellation of the caller, so the evidence has to be taken at the transport. On 2.x each POST
 runs in a copy of the caller's context (``ContextSendStream``), which is how these hooks find the
 request's record: ``_state.REQUEST`` in the POST task is the request that caused the POST (1.x
-finds it by id: ``_v1_wrappers.handle_post_request``). While a POST of ours runs, :data:`POST`
+finds it by id: ``_v1_wrappers.wire_record``). While a POST of ours runs, :data:`POST`
 names its record, and the HTTP client's ``send`` reports the response to it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
 from otel_mcp_health.instrumentation import _state, _transport_hooks
 from otel_mcp_health.instrumentation._state import RequestRecord, Telemetry
-from otel_mcp_health.instrumentation._wrappers import active, fence
+from otel_mcp_health.instrumentation._wrappers import Args, Kwargs, active, argument, fence
 
 #: The record a POST task is sending (set in the POST task's own context copy only).
 POST: ContextVar[RequestRecord | None] = ContextVar("otel_mcp_health_http_post", default=None)
+
+
+def _request_in_context(post_ctx: Any) -> RequestRecord | None:
+    """2.x: the open request in the POST task's context, if this POST carries it."""
+    record = _state.REQUEST.get()
+    if record is None or record.ended:
+        return None
+    try:
+        return record if _transport_hooks.post_matches(record, post_ctx) else None
+    except Exception:
+        return None
 
 
 async def handle_post_request(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
+    *,
+    record_of: Callable[[Any], RequestRecord | None] = _request_in_context,
 ) -> Any:
-    """``StreamableHTTPTransport._handle_post_request``: server identity, session id, failures."""
-    record = _state.REQUEST.get()
-    post_ctx = args[0] if args else kwargs.get("ctx")
-    if (
-        record is None
-        or record.ended
-        or active(configured) is None
-        or not _is_post_for(record, post_ctx)
-    ):
+    """``StreamableHTTPTransport._handle_post_request``: server identity, session id, HTTP status
+    and failures of a POST that carries a request; ``record_of`` finds that request from the
+    POST's context argument (2.x by default; 1.x finds it by id, ``_v1_wrappers``)."""
+    record = record_of(argument(args, kwargs, 0, "ctx")) if active(configured) is not None else None
+    if record is None or record.ended:
         return await wrapped(*args, **kwargs)
-    return await post_for(record, wrapped, instance, args, kwargs)
-
-
-async def post_for(
-    record: RequestRecord,
-    wrapped: Any,
-    instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-) -> Any:
-    """Run one POST that carries ``record``'s request, naming it in :data:`POST` meanwhile."""
     with fence("http request"):
         _transport_hooks.on_http_request(record, instance)
     token = POST.set(record)
@@ -62,19 +61,12 @@ async def post_for(
         POST.reset(token)
 
 
-def _is_post_for(record: RequestRecord, post_ctx: Any) -> bool:
-    try:
-        return _transport_hooks.post_matches(record, post_ctx)
-    except Exception:
-        return False
-
-
 async def client_send(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
 ) -> Any:
     """``httpx2.AsyncClient.send`` (2.x) / ``httpx.AsyncClient.send`` (1.x): inside a POST of
     ours only, the response's status, ``WWW-Authenticate`` and session id (the SDK's own request

@@ -1,9 +1,7 @@
 """Hooks of one request before its outcome: the span, the contract check, progress, the write.
 
-Every public function here is a hook of the extraction seam: the wrappers call it through this
-module's attribute, inside a fence, so a test can make each one raise and prove the host sees no
-difference (the host comes first). Nothing here reads argument values, result text, headers other
-than ``WWW-Authenticate``'s ``error``/``scope`` or exception messages (docs/model.md#privacy).
+A hook module (the seam's contract: :data:`._wrappers.HOOK_MODULES`). Each request starts and
+ends here: :func:`finish` folds the facts its hooks saw and writes them once through the codec.
 """
 
 from __future__ import annotations
@@ -15,23 +13,8 @@ from typing import Any
 
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, get_current_span
 
+from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import (
-    REQUEST_TOKEN,
-    encode_clocks,
-    encode_contract,
-    encode_era,
-    encode_handshake_result,
-    encode_origin,
-    encode_page,
-    encode_page_index,
-    encode_page_result,
-    encode_progress_event,
-    encode_progress_notification,
-    encode_request,
-    encode_tool_call_check,
-    encode_versions,
-)
 from otel_mcp_health.core.bounds import cap, cap_names
 from otel_mcp_health.core.catalog import (
     MISSING_REQUIRED_ARGUMENT,
@@ -89,11 +72,11 @@ def begin_request(
     span, borrowed = _start_span(telemetry, method, target, attrs)
     record = RequestRecord(
         state=state,
-        method=method,
         span=span,
-        params=params,
+        method=method,
         tool_name=target,
         read_only=slot.read_only if slot is not None and slot.method == method else None,
+        params=params,
         origin=origin,
         recording=span.is_recording(),
         borrowed=borrowed,
@@ -133,25 +116,25 @@ def _method_attributes(
         attrs[A.GEN_AI_OPERATION_NAME] = A.GEN_AI_OPERATION_EXECUTE_TOOL
         deadline = opts.get("timeout") if isinstance(opts, Mapping) else None
         deadline = deadline if isinstance(deadline, int | float) else None
-        attrs.update(encode_clocks(telemetry.idle_window_s, deadline))
+        attrs.update(_codec.encode_clocks(telemetry.idle_window_s, deadline))
         if slot is not None and slot.method == method:
             attrs.update(slot.attributes)
     elif method == "prompts/get" and target is not None:
         attrs[A.GEN_AI_PROMPT_NAME] = target
     elif method == "tools/list":
         origin = A.ORIGIN_INTERNAL if _state.INTERNAL.get() else A.ORIGIN_APPLICATION
-        attrs.update(encode_origin(origin))
+        attrs.update(_codec.encode_origin(origin))
         # Known before the answer, so that a page that fails keeps its place in the chain.
         cursor = params.get("cursor")
         if isinstance(cursor, str):
-            attrs.update(encode_page(Page(cursor=cursor_hash(cursor))))
+            attrs.update(_codec.encode_page(Page(cursor=cursor_hash(cursor))))
         else:
-            attrs.update(encode_page_index(0))
+            attrs.update(_codec.encode_page_index(0))
         return origin
     elif method in HANDSHAKE_METHODS:
-        attrs.update(encode_era(HANDSHAKE_METHODS[method]))
+        attrs.update(_codec.encode_era(HANDSHAKE_METHODS[method]))
         requested = requested_version(method, params)
-        attrs.update(encode_versions(requested, None))
+        attrs.update(_codec.encode_versions(requested, None))
     return None
 
 
@@ -180,16 +163,16 @@ def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> N
     tool = known.get(name)
     if tool is None:
         check = ToolCallCheck(name=cap(name), contract=UNKNOWN_TOOL_CALLED)
-        slot.attributes.update(encode_tool_call_check(check))
+        slot.attributes.update(_codec.encode_tool_call_check(check))
         return
     slot.read_only = tool.read_only
     missing = missing_required(tool.required, arguments if isinstance(arguments, Mapping) else ())
     if not missing:
-        slot.attributes.update(encode_contract(None))
+        slot.attributes.update(_codec.encode_contract(None))
         return
     names = tuple(cap_names(missing))
     check = ToolCallCheck(name=cap(name), contract=MISSING_REQUIRED_ARGUMENT, missing=names)
-    slot.attributes.update(encode_tool_call_check(check))
+    slot.attributes.update(_codec.encode_tool_call_check(check))
 
 
 def progress_tap(record: RequestRecord, callback: ProgressCallback) -> ProgressCallback:
@@ -209,8 +192,10 @@ def on_progress(record: RequestRecord, progress: float, total: float | None) -> 
     """A ``notifications/progress`` for this request arrived (values only, never the message)."""
     if record.ended or not record.recording:
         return
-    event = ProgressEvent(at=time.time_ns(), token=REQUEST_TOKEN, progress=progress, total=total)
-    name, attrs, at = encode_progress_event(event)
+    event = ProgressEvent(
+        at=time.time_ns(), token=_codec.REQUEST_TOKEN, progress=progress, total=total
+    )
+    name, attrs, at = _codec.encode_progress_event(event)
     record.span.add_event(name, attrs, timestamp=at)
 
 
@@ -232,7 +217,7 @@ def on_inbound_progress(dispatcher: Any, message: Any, sender_ctx: Any) -> None:
     if record.request_id is None or str(token) == record.request_id:
         return
     total = params.get("total")
-    attrs = encode_progress_notification(_number(progress), _number(total), matched=False)
+    attrs = _codec.encode_progress_notification(_number(progress), _number(total), matched=False)
     record.span.add_event(A.PROGRESS_EVENT, attrs)
 
 
@@ -334,14 +319,14 @@ def _is_fallback_probe(record: RequestRecord, seen: Folded) -> bool:
 def _write_evidence(record: RequestRecord, built: Records) -> None:
     """The request's records, each through its encoder, in one write: the connection its POST
     learned, the session id its response named, the handshake, the page, the request."""
-    seen, request = built.seen, encode_request(built.request)
+    seen, request = built.seen, _codec.encode_request(built.request)
     attrs = dict(record.post_attributes or {})
     if seen.session_id is not None:
         attrs[A.MCP_SESSION_ID] = seen.session_id
     if seen.handshake is not None and built.handshake is not None:
         # The handshake shares its exchange with the request record and its requested version
         # with the span's start: each is written where it was learned (the span keeps its order).
-        handshake = encode_handshake_result(seen.handshake, built.handshake)
+        handshake = _codec.encode_handshake_result(seen.handshake, built.handshake)
         started = record.span_attributes
         attrs.update(
             (key, value)
@@ -349,7 +334,7 @@ def _write_evidence(record: RequestRecord, built: Records) -> None:
             if key not in request and (key not in started or started[key] != value)
         )
     if built.page is not None:
-        attrs.update(encode_page_result(built.page))
+        attrs.update(_codec.encode_page_result(built.page))
     attrs.update(request)
     span = record.span
     span.set_attributes(attrs)

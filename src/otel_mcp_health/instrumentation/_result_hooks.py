@@ -1,11 +1,8 @@
 """Hooks of one request's outcome: a result envelope or an exception, classified by type and code.
 
-Every public function here is a hook of the extraction seam: the wrappers call it through this
-module's attribute, inside a fence, so a test can make each one raise and prove the host sees no
-difference (the host comes first). A hook records what it saw as a fact of its request
-(:mod:`otel_mcp_health.core.facts`) and decides nothing: the fold does, when the request ends.
-Nothing here reads argument values, result text, headers other than ``WWW-Authenticate``'s
-``error``/``scope`` or exception messages (docs/model.md#privacy).
+A hook module (the seam's contract: :data:`._wrappers.HOOK_MODULES`). An outcome becomes a fact
+of its request (``Result``, ``Raised``, ``HandshakeResult``); what it means is decided when the
+request ends.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Hooks of a client session's life: registration, clock, end, notifications, elicitation.
 
-Every public function here is a hook of the extraction seam: the wrappers call it through this
-module's attribute, inside a fence, so a test can make each one raise and prove the host sees no
-difference (the host comes first). Nothing here reads argument values, result text, headers other
-than ``WWW-Authenticate``'s ``error``/``scope`` or exception messages (docs/model.md#privacy).
+A hook module (the seam's contract: :data:`._wrappers.HOOK_MODULES`). What these hooks record
+belongs to the session, not to one request: its key, transport, clock and server messages.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from typing import Any
 from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import encode_waiting_for_user
+from otel_mcp_health._codec import encode_waiting_for_user, present
 from otel_mcp_health.core.failures import leaf
 from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._sdk import error_type_of
@@ -117,12 +115,12 @@ def on_notification(telemetry: Telemetry, session: Any, method: Any) -> None:
         return
     attrs: dict[str, Any] = {A.MCP_METHOD_NAME: method, A.SESSION_KEY: state.key}
     attrs.update(state.connection_attributes())
-    if state.session_id is not None:
-        attrs[A.MCP_SESSION_ID] = state.session_id
-    if state.server_name is not None:
-        attrs[A.SERVER_NAME] = state.server_name
-    if state.server_version is not None:
-        attrs[A.SERVER_VERSION] = state.server_version
+    server = {
+        A.MCP_SESSION_ID: state.session_id,
+        A.SERVER_NAME: state.server_name,
+        A.SERVER_VERSION: state.server_version,
+    }
+    attrs.update(present(server))
     telemetry.tracer.start_span(
         A.NOTIFICATION_SPAN_METHOD, kind=SpanKind.SERVER, attributes=attrs
     ).end()

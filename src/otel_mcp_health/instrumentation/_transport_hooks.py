@@ -1,11 +1,8 @@
 """Hooks of the streamable HTTP transport, captured before the SDK collapses statuses into -32603.
 
-Every public function here is a hook of the extraction seam: the wrappers call it through this
-module's attribute, inside a fence, so a test can make each one raise and prove the host sees no
-difference (the host comes first). A hook records what it saw as a fact of its request
-(:mod:`otel_mcp_health.core.facts`) and decides nothing: the fold does, when the request ends.
-Nothing here reads argument values, result text, headers other than ``WWW-Authenticate``'s
-``error``/``scope`` or exception messages (docs/model.md#privacy).
+A hook module (the seam's contract: :data:`._wrappers.HOOK_MODULES`). The HTTP response or
+failure of a POST becomes a fact of its request (``HttpResponse``, ``HttpFailure``), folded with
+the others when the request ends.
 """
 
 from __future__ import annotations

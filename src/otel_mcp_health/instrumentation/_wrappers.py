@@ -27,7 +27,8 @@ from __future__ import annotations
 import functools
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +54,12 @@ else:  # wrapt 1.x's ObjectProxy is not subscriptable at run time
     ObjectProxy = wrapt.ObjectProxy
 
 #: The extraction seam: every function of ours a wrapper calls, always through these modules'
-#: attributes (a test makes each one raise and proves the host sees no difference).
+#: attributes. The contract of a hook module: every public function in it is a hook, called
+#: through the module's attribute inside a fence, so a test can make each one raise and prove the
+#: host sees no difference (the host comes first); a hook that observes a request records what it
+#: saw as a fact of it (:mod:`otel_mcp_health.core.facts`) and decides nothing (the fold does, when
+#: the request ends); nothing in a hook module reads argument values, result text, headers other
+#: than ``WWW-Authenticate``'s ``error``/``scope`` or exception messages (docs/model.md#privacy).
 HOOK_MODULES = (
     _session_hooks,
     _request_hooks,
@@ -63,9 +69,12 @@ HOOK_MODULES = (
     _outcomes,
 )
 
-Wrapper = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Any]
+#: The wrapped call's positional and keyword arguments, as wrapt hands them to a wrapper.
+Args = tuple[Any, ...]
+Kwargs = dict[str, Any]
+Wrapper = Callable[[Any, Any, Args, Kwargs], Any]
 #: A wrapper before the instrumentor binds its configuration.
-UnboundWrapper = Callable[[Telemetry, Any, Any, tuple[Any, ...], dict[str, Any]], Any]
+UnboundWrapper = Callable[[Telemetry, Any, Any, Args, Kwargs], Any]
 
 
 def bind(wrapper: UnboundWrapper, configured: Telemetry) -> Wrapper:
@@ -79,6 +88,15 @@ _ELICITATION = "elicitation/create"
 def active(configured: Telemetry) -> Telemetry | None:
     """The wrapper's configuration, or ``None`` inside ``suppress_instrumentation()``."""
     return configured if is_instrumentation_enabled() else None
+
+
+def argument(args: Args, kwargs: Kwargs, index: int, name: str) -> Any:
+    """The wrapped call's argument at position ``index`` or keyword ``name`` (``None``: absent)."""
+    return args[index] if len(args) > index else kwargs.get(name)
+
+
+#: Reads the method of a server message from its handler's arguments (per SDK line).
+MethodOf = Callable[[Args, Kwargs], Any]
 
 
 class fence:  # lower case: used like a function, ``with fence("what"): hooks.call(...)``
@@ -114,8 +132,8 @@ def session_init(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
 ) -> Any:
     """``ClientSession.__init__``: a new client session gets its state and random key."""
     result = wrapped(*args, **kwargs)
@@ -129,8 +147,8 @@ async def session_aenter(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
 ) -> Any:
     """``ClientSession.__aenter__``: the session clock starts."""
     result = await wrapped(*args, **kwargs)
@@ -144,14 +162,14 @@ async def session_aexit(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
 ) -> Any:
     """``ClientSession.__aexit__``: ``mcp.client.session.duration``."""
     telemetry = active(configured)
     if telemetry is None:
         return await wrapped(*args, **kwargs)
-    exc = args[1] if len(args) > 1 else kwargs.get("exc_val")
+    exc = argument(args, kwargs, 1, "exc_val")
     try:
         result = await wrapped(*args, **kwargs)
     except BaseException as raised:
@@ -178,8 +196,8 @@ def send_request(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
 ) -> Any:
     """``ClientSession.send_request``: keep the span open through result validation.
 
@@ -194,9 +212,7 @@ def send_request(
     return _claimed_request(telemetry, wrapped, args, kwargs)
 
 
-async def _claimed_request(
-    telemetry: Telemetry, wrapped: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
+async def _claimed_request(telemetry: Telemetry, wrapped: Any, args: Args, kwargs: Kwargs) -> Any:
     slot = Slot(method=None)
     token = _state.SLOT.set(slot)
     try:
@@ -214,8 +230,8 @@ async def call_tool(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
 ) -> Any:
     """``ClientSession.call_tool``: contract check, output-schema verdict, internal lists."""
     telemetry = active(configured)
@@ -223,8 +239,7 @@ async def call_tool(
     if telemetry is None or state is None:
         return await wrapped(*args, **kwargs)
     slot = Slot(method="tools/call")
-    name = args[0] if args else kwargs.get("name")
-    arguments = args[1] if len(args) > 1 else kwargs.get("arguments")
+    name, arguments = argument(args, kwargs, 0, "name"), argument(args, kwargs, 1, "arguments")
     with fence("contract check"):
         _request_hooks.before_call(state, slot, name, arguments)
     with fence("retry check"):
@@ -253,8 +268,8 @@ async def validate_tool_result(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
 ) -> Any:
     """``ClientSession.validate_tool_result``: the SDK's output-schema check, raised after the
     request span's dispatcher block ended -- attributed here to the still-open ``tools/call`` span.
@@ -264,7 +279,7 @@ async def validate_tool_result(
     slot = _state.SLOT.get()
     if slot is None or slot.method != "tools/call":
         return await wrapped(*args, **kwargs)
-    name = args[0] if args else kwargs.get("name")
+    name = argument(args, kwargs, 0, "name")
     try:
         result = await wrapped(*args, **kwargs)
     except BaseException as exc:
@@ -276,84 +291,70 @@ async def validate_tool_result(
     return result
 
 
-async def on_notify(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-) -> Any:
-    """``ClientSession._on_notify``: inbound server notifications (``list_changed``)."""
-    method = args[1] if len(args) > 1 else kwargs.get("method")
-    return await notified(configured, wrapped, instance, args, kwargs, method=method)
+def _method_argument(args: Args, kwargs: Kwargs) -> Any:
+    """2.x ``_on_notify`` / ``_on_request``: the method is the handler's second argument."""
+    return argument(args, kwargs, 1, "method")
+
+
+@contextmanager
+def _outside_requests() -> Iterator[None]:
+    """A server message's handler may run in the context of the request that carried it; what
+    the application does in it (e.g. re-list after ``list_changed``) is its own request."""
+    internal_token = _state.INTERNAL.set(False)
+    slot_token = _state.SLOT.set(None)
+    try:
+        yield
+    finally:
+        _state.SLOT.reset(slot_token)
+        _state.INTERNAL.reset(internal_token)
 
 
 async def notified(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
     *,
-    method: Any,
+    method_of: MethodOf = _method_argument,
 ) -> Any:
-    """A server notification of ``method`` reached the session (either SDK line)."""
+    """A server notification reached the session (``list_changed``); ``method_of`` reads its
+    method (2.x ``ClientSession._on_notify`` by default; 1.x: ``_v1_wrappers``)."""
     telemetry = active(configured)
     if telemetry is None:
         return await wrapped(*args, **kwargs)
+    method = method_of(args, kwargs)
     with fence("notification"):
         _session_hooks.on_notification(telemetry, instance, method)
-    # The handler may run in the context of the request whose stream carried the notification;
-    # whatever the application does in it (e.g. re-list after list_changed) is its own request.
-    internal_token = _state.INTERNAL.set(False)
-    slot_token = _state.SLOT.set(None)
-    try:
+    with _outside_requests():
         return await wrapped(*args, **kwargs)
-    finally:
-        _state.SLOT.reset(slot_token)
-        _state.INTERNAL.reset(internal_token)
-
-
-async def on_request(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-) -> Any:
-    """``ClientSession._on_request``: server-initiated requests answered by the application."""
-    method = args[1] if len(args) > 1 else kwargs.get("method")
-    return await requested(configured, wrapped, instance, args, kwargs, method=method)
 
 
 async def requested(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
     *,
-    method: Any,
+    method_of: MethodOf = _method_argument,
 ) -> Any:
-    """The server sent the session a ``method`` request (either SDK line).
+    """The server sent the session a request, answered by the application; ``method_of`` as in
+    :func:`notified` (2.x ``ClientSession._on_request`` by default).
 
-    An ``elicitation/create`` during a ``tools/call`` means the call waits on a person. The
-    handler runs outside any request scope of ours, like notification handlers.
+    An ``elicitation/create`` during a ``tools/call`` means the call waits on a person.
     """
     if active(configured) is None:
         return await wrapped(*args, **kwargs)
-    waiting = method == _ELICITATION
+    waiting = method_of(args, kwargs) == _ELICITATION
     record = _state.REQUEST.get()
     if waiting:
         with fence("waiting for user"):
             _session_hooks.waiting_for_user(instance, record, True)
-    internal_token = _state.INTERNAL.set(False)
-    slot_token = _state.SLOT.set(None)
     try:
-        return await wrapped(*args, **kwargs)
+        with _outside_requests():
+            return await wrapped(*args, **kwargs)
     finally:
-        _state.SLOT.reset(slot_token)
-        _state.INTERNAL.reset(internal_token)
         if waiting:
             with fence("waiting for user"):
                 _session_hooks.waiting_for_user(instance, record, False)
@@ -363,8 +364,8 @@ async def client_call_tool(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
 ) -> Any:
     """``mcp.Client.call_tool``: its ``HEADER_MISMATCH`` re-list is the SDK's, not a discovery."""
     if active(configured) is None:
@@ -383,8 +384,8 @@ async def stdio_process(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
 ) -> Any:
     """``mcp.client.stdio._create_platform_compatible_process``: awaited by ``stdio_client``,
     whose frame (this coroutine's caller) holds the streams it yields; the session built over
