@@ -60,10 +60,14 @@ class Report:
         self.lines = [
             f"# {title} ({datetime.date.today().isoformat()}, commit {_revision()})",
             "",
-            f"- python {platform.python_version()} on {platform.machine()}, "
-            f"{os.cpu_count()} CPUs; load average at start {_load()}",
-            "- the machine may be shared with other work: read the same-run ratios, not the "
-            "absolute times",
+            (
+                f"- python {platform.python_version()} on {platform.machine()}, "
+                f"{os.cpu_count()} CPUs; load average at start {_load()}"
+            ),
+            (
+                "- the machine may be shared with other work: read the same-run ratios, not the "
+                "absolute times"
+            ),
         ]
 
     def add(self, *lines: str) -> None:

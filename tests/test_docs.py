@@ -186,12 +186,14 @@ _SWEPT = [*SRC.rglob("*.py"), ROOT / "SECURITY.md", ROOT / "collector" / "README
 
 
 def test_no_citation_of_the_private_spec_in_code_or_docs() -> None:
-    offenders = []
-    for path in [*_SWEPT, *_MARKDOWN]:
-        text = path.read_text(encoding="utf-8")
-        for pattern in (r"SPEC §", r"seed 00\d", r"\.\./shared", r"EVIDENCE\.md"):
-            if re.search(pattern, text):
-                offenders.append(f"{path.relative_to(ROOT)}: {pattern}")
+    patterns = (r"SPEC §", r"seed 00\d", r"\.\./shared", r"EVIDENCE\.md")
+    texts = {path: path.read_text(encoding="utf-8") for path in [*_SWEPT, *_MARKDOWN]}
+    offenders = [
+        f"{path.relative_to(ROOT)}: {pattern}"
+        for path, text in texts.items()
+        for pattern in patterns
+        if re.search(pattern, text)
+    ]
     assert offenders == []
 
 
@@ -239,7 +241,7 @@ def _anchors(path: Path) -> set[str]:
     text = path.read_text(encoding="utf-8")
     slugs = {
         re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
-        for heading in re.findall(r"^#+ (.*)$", text, re.M)
+        for heading in re.findall(r"^#+ (.*)$", text, re.MULTILINE)
     }
     return slugs | set(re.findall(r'<a id="([\w\-]+)"></a>', text))
 

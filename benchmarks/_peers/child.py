@@ -205,7 +205,7 @@ async def _run(job: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"mcp": version("mcp")}
     try:
         out["warnings"] = _setup(job["kind"], exporter)
-    except Exception as exc:  # a peer that cannot instrument this SDK is a result
+    except Exception as exc:  # noqa: BLE001 - a configuration that fails is reported, not fatal; a peer that cannot instrument this SDK is a result
         out["setup_error"] = f"{type(exc).__name__}: {exc}"
         return out
     for transport, make in _clients(job["url"]).items():
@@ -225,7 +225,7 @@ def main() -> int:
     job = json.loads(sys.argv[1])
     try:
         out = anyio.run(_run, job)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a configuration that fails is reported, not fatal
         out = {"error": traceback.format_exc(limit=4)}
     sys.stdout.write("PEERS-RESULT " + json.dumps(out) + "\n")
     sys.stdout.flush()

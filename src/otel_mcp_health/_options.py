@@ -73,9 +73,7 @@ def versions(raw: str) -> tuple[str, ...]:
     return found
 
 
-def option(
-    name: str, given: _T | None, env_name: str, parse: Callable[[str], _T], default: _T
-) -> _T:
+def option(given: _T | None, env_name: str, parse: Callable[[str], _T], default: _T) -> _T:
     """A keyword argument when given, else the environment, else the default."""
     return given if given is not None else from_env(env_name, parse, default)
 
@@ -99,7 +97,6 @@ def require_positive_int(name: str, value: int) -> int:
 def max_pages_(given: int | None = None) -> int:
     """Pages walked per ``tools/list`` traversal (``OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_PAGES``)."""
     value = option(
-        "max_pages",
         given,
         env.OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_PAGES,
         positive_int,
@@ -152,13 +149,10 @@ def processor_options(
 ) -> ProcessorOptions:
     """Keyword arguments, then environment variables, then defaults."""
     return ProcessorOptions(
-        enabled=option(
-            "enabled", enabled, env.OTEL_INSTRUMENTATION_MCP_HEALTH_PROCESSOR_ENABLED, flag, True
-        ),
+        enabled=option(enabled, env.OTEL_INSTRUMENTATION_MCP_HEALTH_PROCESSOR_ENABLED, flag, True),
         max_sessions=require_positive_int(
             "max_sessions",
             option(
-                "max_sessions",
                 max_sessions,
                 env.OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_SESSIONS,
                 positive_int,
@@ -183,4 +177,4 @@ def processor_options(
 
 
 def _positive_option(name: str, given: float | None, env_name: str, default: float) -> float:
-    return require_positive(name, option(name, given, env_name, positive, default))
+    return require_positive(name, option(given, env_name, positive, default))

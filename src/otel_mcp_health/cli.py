@@ -230,16 +230,16 @@ def _outcomes(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         policy = OutcomePolicy.load(args.file, strict=True)
     except OutcomePolicyError as exc:
-        for problem in exc.problems:
-            err.write(f"otel-mcp-health outcomes: {exc.source}: {problem}\n")
+        err.writelines(
+            f"otel-mcp-health outcomes: {exc.source}: {problem}\n" for problem in exc.problems
+        )
         return EXIT_INPUT_ERROR
     count = len(policy.entries)
     out.write(
         f"{policy.source}: valid, {count} entr{'y' if count == 1 else 'ies'} (the first match "
         "wins; a tool registered in code keeps its own verifier)\n"
     )
-    for entry in policy.entries:
-        out.write(describe(entry) + "\n")
+    out.writelines(describe(entry) + "\n" for entry in policy.entries)
     if args.tool is not None:
         read_only = True if args.read_only else None
         chosen = policy.match(args.tool, args.server, read_only)

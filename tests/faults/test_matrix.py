@@ -118,9 +118,11 @@ def _run(program: Path, *args: str) -> dict[str, Any]:
 def runs() -> dict[tuple[str, ...], dict[str, Any]]:
     """Every program of the matrix, four at a time (most of them mostly wait), longest first."""
     jobs: list[tuple[str, ...]] = [TYPICAL, ("concurrent", "1000"), WORST]
-    for mode in ("plain", "instrumented"):
-        for group in (STDIO[::2], STDIO[1::2], INPROC, HTTP):  # stdio waits most: split it
-            jobs.append((mode, "memory", *group))
+    jobs.extend(
+        (mode, "memory", *group)
+        for mode in ("plain", "instrumented")
+        for group in (STDIO[::2], STDIO[1::2], INPROC, HTTP)  # stdio waits most: split it
+    )
     jobs += [("instrumented", pipeline, *PIPELINE_FAULTS) for pipeline in PIPELINES]
     with ThreadPoolExecutor(4) as pool:
         futures: dict[tuple[str, ...], Future[dict[str, Any]]] = {

@@ -50,8 +50,10 @@ def test_a_valid_policy_prints_what_each_entry_matches(tmp_path: Path) -> None:
     )
     assert lines[1:] == [
         "entry 1: tool '*', read-only tools -> not_required",
-        "entry 2: tool 'export_report', server 'reports-*' -> file (receipt method file_digest); "
-        "reads arguments name",
+        (
+            "entry 2: tool 'export_report', server 'reports-*' -> file (receipt method "
+            "file_digest); reads arguments name"
+        ),
         "entry 3: tool 'notify_*' -> python (receipt method callable)",
     ]
     assert SECRET not in out  # a template's text is not shown, only the arguments it reads
@@ -78,8 +80,10 @@ def test_an_invalid_policy_prints_every_problem_and_exits_2(tmp_path: Path) -> N
     code, out, err = run(path)
     assert (code, out) == (2, "")
     assert err.splitlines() == [
-        f"otel-mcp-health outcomes: {path}: entry 2, key 'verify': unknown verifier kind "
-        "(expected not_required, file, http, sqlite, python, entry_point)",
+        (
+            f"otel-mcp-health outcomes: {path}: entry 2, key 'verify': unknown verifier kind "
+            "(expected not_required, file, http, sqlite, python, entry_point)"
+        ),
         f"otel-mcp-health outcomes: {path}: entry 3, key 'callabel': unknown key",
         f"otel-mcp-health outcomes: {path}: entry 3, key 'callable': missing",
     ]

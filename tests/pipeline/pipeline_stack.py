@@ -79,9 +79,10 @@ def wait_until_ready(url: str, what: str, process: subprocess.Popen[bytes], log:
             raise RuntimeError(msg)
         try:
             http_get(url, timeout=1)
-            return
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             time.sleep(0.1)
+        else:
+            return
     msg = f"{what} not ready at {url} within 30 s:\n{log.read_text()[-3000:]}"
     raise RuntimeError(msg)
 
@@ -169,7 +170,7 @@ def webhook_sink() -> Iterator[WebhookSink]:
             self.send_response(200)
             self.end_headers()
 
-        def log_message(self, format: str, *args: Any) -> None:
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib handler's signature
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

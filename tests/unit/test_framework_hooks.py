@@ -92,8 +92,10 @@ def test_a_missing_hook_point_is_one_warning_and_no_hook(
     assert installed() == ()
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warnings == [
-        f"otel-mcp-health: {NAME} 1.0 lacks {NAME}.tools.install; the tools it "
-        "installs are not recorded."
+        (
+            f"otel-mcp-health: {NAME} 1.0 lacks {NAME}.tools.install; the tools it "
+            "installs are not recorded."
+        )
     ]
 
 

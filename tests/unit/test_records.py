@@ -182,8 +182,10 @@ def test_authorization_absent_null_and_object_differ() -> None:
             "one of converged",
         ),
         (
-            '{"kind": "session", "id": "x", "progress": {"events": [{"at": '
-            '"2026-11-30T10:00:00Z"}]}}',
+            (
+                '{"kind": "session", "id": "x", "progress": {"events": [{"at": '
+                '"2026-11-30T10:00:00Z"}]}}'
+            ),
             "progress.events[0].progress",
             "a number (required)",
         ),

@@ -6,7 +6,7 @@ import pytest
 
 from otel_mcp_health.core.retries import TRANSPORT_RETRY_BUDGET, over_budget, retry_budget
 from otel_mcp_health.core.vocabulary import FirstFailedLayer as L
-from otel_mcp_health.core.vocabulary import Verdict as V
+from otel_mcp_health.core.vocabulary import Verdict as V  # noqa: N817 - V.HEALTHY reads as the verdict table it checks
 
 
 @pytest.mark.parametrize(

@@ -95,9 +95,11 @@ def _session_lines(session: Mapping[str, Any]) -> list[str]:
         return ["session   no session was established"]
     via = _TRANSPORTS.get(str(session.get("transport")), "in-process")
     lines = [
-        f"session   {session.get('serverName') or 'unnamed server'} over {via}, protocol "
-        f"{session.get('protocolVersion') or 'not negotiated'} "
-        f"({_ERAS.get(str(session.get('era')), _NO_HANDSHAKE)})",
+        (
+            f"session   {session.get('serverName') or 'unnamed server'} over {via}, protocol "
+            f"{session.get('protocolVersion') or 'not negotiated'} "
+            f"({_ERAS.get(str(session.get('era')), _NO_HANDSHAKE)})"
+        ),
         f"          announces tool-list changes: {_yes_no(session.get('listChanged'))}",
     ]
     if "verdict" in session:
@@ -119,8 +121,10 @@ def _catalog_lines(catalog: Mapping[str, Any]) -> list[str]:
         f"{stopped.get(str(catalog.get('discoveryStopped')), '')}"
         + (f", digest {str(digest)[:19]}…" if digest else ""),
         f"catalog   {verdict}: {CATALOG_WORDS.get(verdict, verdict)} ({catalog['reason']})",
-        f"          list_changed received: {catalog['notifications']}, "
-        f"listed again: {catalog['rediscovered']}",
+        (
+            f"          list_changed received: {catalog['notifications']}, "
+            f"listed again: {catalog['rediscovered']}"
+        ),
     ]
 
 

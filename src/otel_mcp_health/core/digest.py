@@ -105,7 +105,7 @@ def _entry(tool: object, key: bytes | None = None) -> _Entry:
         raise DigestError(REASON_TOOL_NOT_AN_OBJECT, type(tool).__name__)
     try:
         projected = project_tool(tool)
-    except Exception as exc:  # a Mapping whose __contains__/__getitem__ misbehaves
+    except Exception as exc:  # noqa: BLE001 - a Mapping whose __contains__/__getitem__ misbehaves
         raise DigestError(REASON_TOOL_NOT_AN_OBJECT, type(exc).__name__) from None
     name = projected.get("name")
     if not isinstance(name, str):
@@ -225,7 +225,7 @@ def _as_list(tools: Iterable[Mapping[str, Any]]) -> list[Any]:
         return tools
     try:
         return list(tools)
-    except Exception as exc:  # not iterable, or an iterator that fails
+    except Exception as exc:  # noqa: BLE001 - not iterable, or an iterator that fails
         raise DigestError(REASON_TOOLS_NOT_A_LIST, type(exc).__name__) from None
 
 

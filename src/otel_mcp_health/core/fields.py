@@ -15,7 +15,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _T = TypeVar("_T")
 
 
-class InvalidField(Exception):
+class InvalidField(Exception):  # noqa: N818 - a record's rejection reason, caught where the record is read
     """A field of the wrong shape: its path (``a.b[2].c``) and the shape expected there."""
 
     def __init__(self, field: str, expected: str) -> None:

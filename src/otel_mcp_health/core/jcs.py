@@ -68,7 +68,7 @@ class JcsError(ValueError):
         self.kind = kind
 
 
-class _Defer(Exception):
+class _Defer(Exception):  # noqa: N818 - a control-flow signal (hand over to the exact encoder), never raised out
     """Internal: the fast path cannot decide; the exact path will."""
 
 
@@ -91,7 +91,7 @@ def exact(value: Any) -> bytes:
         raise
     except rfc8785.CanonicalizationError as exc:
         raise JcsError(_KINDS.get(type(exc), _canonicalization_kind(exc))) from None
-    except Exception as exc:  # user __int__/__iter__ code, RecursionError from a deep caller...
+    except Exception as exc:  # noqa: BLE001 - user __int__/__iter__ code, RecursionError from a deep caller...
         raise JcsError(_KINDS.get(type(exc), type(exc).__name__)) from None
 
 
@@ -143,7 +143,7 @@ _PROOF_PROTOCOL: Final = 3
 
 
 class _ExactTypesOnly(pickle.Pickler):
-    def reducer_override(self, obj: Any) -> Any:
+    def reducer_override(self, obj: Any) -> Any:  # noqa: ARG002 - the pickler's hook signature
         raise TypeError  # reached only by objects the C pickler does not write itself (above)
 
 
@@ -167,7 +167,7 @@ def type_proof(value: Any) -> bytes | None:
     parts: list[bytes] = []
     try:
         _prover(parts).dump(value)
-    except Exception:  # the refusal, RecursionError, a cycle, a mutation during the walk
+    except Exception:  # noqa: BLE001 - the refusal, RecursionError, a cycle, a mutation during the walk
         return None
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
@@ -177,7 +177,7 @@ def type_proofs(values: list[Any]) -> list[bytes] | None:
     parts: list[bytes] = []
     try:
         deque(map(_prover(parts).dump, values), 0)
-    except Exception:
+    except Exception:  # noqa: BLE001 - the refusal, RecursionError, a cycle, a mutation during the walk
         return None
     if len(parts) == len(values):  # every dump writes at least once: here exactly once each
         return parts
@@ -273,7 +273,7 @@ def _rewrite_floats(out: bytes, marks: bytes, hit: int) -> bytes:
     return b"".join(pieces)
 
 
-def _refuse(value: Any) -> Any:
+def _refuse(value: Any) -> Any:  # noqa: ARG001 - stands in for an encoder: same signature
     raise TypeError
 
 
@@ -314,7 +314,7 @@ _stdlib_encode: Final = json.JSONEncoder(
 ).encode
 
 
-def _fast_stdlib(value: Any, proof: bytes) -> bytes:
+def _fast_stdlib(value: Any, proof: bytes) -> bytes:  # noqa: ARG001 - every fast encoder takes the value and its type proof
     if not _str_keys_only(value):
         raise _Defer
     try:

@@ -12,7 +12,7 @@ from typing import Any
 
 from otel_mcp_health.core.calls import CallResult, classify_call
 from otel_mcp_health.core.catalog import classify_catalog
-from otel_mcp_health.core.evidence import CallEvidence, CatalogEvidence, Record, SessionEvidence
+from otel_mcp_health.core.evidence import CallEvidence, CatalogEvidence, Record
 from otel_mcp_health.core.session import classify_session
 
 
@@ -45,7 +45,6 @@ def judge(record: Record) -> tuple[dict[str, Any], CallResult | None]:
             "nextAction": call.next_action.value,
             "reason": call.reason,
         }, call
-    assert isinstance(evidence, SessionEvidence)
     session = classify_session(evidence)
     return {
         "id": record.id,

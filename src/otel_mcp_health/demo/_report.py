@@ -218,8 +218,7 @@ def _conclusion(out: TextIO, problems: Sequence[str], summary: str) -> int:
         out.write(
             f"\nDEMO MISMATCH: {len(problems)} scenario(s) did not get the expected verdict\n"
         )
-        for problem in problems:
-            out.write(f"  MISMATCH {problem}\n")
+        out.writelines(f"  MISMATCH {problem}\n" for problem in problems)
         return EXIT_MISMATCH
     out.write(summary)
     return EXIT_OK

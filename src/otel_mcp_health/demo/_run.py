@@ -122,7 +122,7 @@ def run(out: TextIO, err: TextIO) -> int:
     started = time.monotonic()
     try:
         built, reader, otlp = _build()
-    except Exception as exc:  # e.g. an invalid OTEL_EXPORTER_OTLP_* setting
+    except Exception as exc:  # noqa: BLE001 - e.g. an invalid OTEL_EXPORTER_OTLP_* setting
         err.write(f"otel-mcp-health demo: cannot build the telemetry pipeline ({exc})\n")
         return EXIT_SETUP_ERROR
     with (

@@ -74,7 +74,7 @@ def _on_import(module: ModuleType) -> None:
     """A patched module was imported: wrap its hook points, if its framework is supported."""
     _PENDING.discard(module.__name__)
     try:
-        for framework in list(_ACTIVE):
+        for framework in _ACTIVE:
             if module.__name__ in framework.modules() and _supported(framework):
                 _wrap(framework, module.__name__)
     except Exception:  # a hook must never break the framework's import

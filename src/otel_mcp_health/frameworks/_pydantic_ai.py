@@ -70,7 +70,7 @@ def _report(toolset: Any, listed: list[Any], listing: Any, installed: Any) -> No
 def _live_session(toolset: Any) -> Any:
     try:
         return toolset.client.session  # a fastmcp.Client raises when not connected
-    except Exception:
+    except Exception:  # noqa: BLE001 - a fastmcp.Client raises when not connected
         return None
 
 

@@ -139,7 +139,7 @@ def _wire_tools(tools: Any) -> tuple[list[Mapping[str, Any]], str | None]:
     """Tool definitions as wire dicts, or the reason they are not tool definitions."""
     try:
         items = list(tools)
-    except Exception:
+    except Exception:  # noqa: BLE001 - an iterable the application handed us may fail in any way: not tool definitions
         return [], REASON_TOOL_NOT_AN_OBJECT
     projected: list[Mapping[str, Any]] = []
     for tool in items:
@@ -158,6 +158,6 @@ def _wire_tool(tool: Any) -> Mapping[str, Any] | None:
         return None
     try:
         dumped = dump(by_alias=True, exclude_none=True, mode="json")
-    except Exception:
+    except Exception:  # noqa: BLE001 - a foreign model_dump may fail in any way: not a tool definition
         return None
     return dumped if isinstance(dumped, Mapping) else None

@@ -29,7 +29,7 @@ def _request_in_context(post_ctx: Any) -> RequestRecord | None:
         return None
     try:
         return record if _transport_hooks.post_matches(record, post_ctx) else None
-    except Exception:
+    except Exception:  # noqa: BLE001 - host first: an unmatched POST is not ours
         return None
 
 

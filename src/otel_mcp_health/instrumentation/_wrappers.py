@@ -99,7 +99,7 @@ def argument(args: Args, kwargs: Kwargs, index: int, name: str) -> Any:
 MethodOf = Callable[[Args, Kwargs], Any]
 
 
-class fence:  # lower case: used like a function, ``with fence("what"): hooks.call(...)``
+class fence:  # noqa: N801 - used like a function: ``with fence("what"): hooks.call(...)``
     """The host-first fence around one call of our own logic: an ``Exception`` raised in the
     block is logged at debug level and forgotten; anything else (a cancellation) passes. One
     ``with`` per hook call, so each fenced call stays visible where it is made."""
@@ -391,7 +391,7 @@ async def stdio_process(
     whose frame (this coroutine's caller) holds the streams it yields; the session built over
     that very write stream is a pipe, and no other session (``_session_hooks.stdio_spawned``).
     """
-    caller = sys._getframe(1)
+    caller = sys._getframe(1)  # noqa: SLF001 - the stdio_client frame that owns the streams (the only way to see them)
     process = await wrapped(*args, **kwargs)
     if active(configured) is not None:
         command, argv = kwargs.get("command"), kwargs.get("args")

@@ -241,14 +241,14 @@ class McpHealthSpanProcessor(SpanProcessor):
         for processor in self._downstream:
             try:
                 processor.on_start(span, parent_context=parent_context)
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - host first: logged, never raised
                 _downstream_raised(processor, "on_start", error)
 
     def _on_ending(self, span: Span) -> None:
         for processor in self._downstream:
             try:
-                processor._on_ending(span)
-            except Exception as error:
+                processor._on_ending(span)  # noqa: SLF001 - the SDK calls _on_ending on every span processor; we forward it
+            except Exception as error:  # noqa: BLE001 - host first: logged, never raised
                 _downstream_raised(processor, "_on_ending", error)
 
     def on_end(self, span: ReadableSpan) -> None:
@@ -280,10 +280,10 @@ class McpHealthSpanProcessor(SpanProcessor):
             forwarded = self._enrich(span, attrs, receipt)
             if span.name == _OUTCOME_SPAN:
                 self._complete(span)
-            return forwarded
         except Exception:
             _logger.debug("mcp_health: deriving verdicts failed", exc_info=True)
             return span
+        return forwarded
 
     def _forward(self, span: ReadableSpan) -> None:
         """End ``span`` in every downstream processor (one that raises does not hide it from the
@@ -291,7 +291,7 @@ class McpHealthSpanProcessor(SpanProcessor):
         for processor in self._downstream:
             try:
                 processor.on_end(span)
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - host first: logged, never raised
                 _downstream_raised(processor, "on_end", error)
 
     def _complete(self, receipt: ReadableSpan) -> None:

@@ -74,8 +74,10 @@ InFlightCounts = Callable[[], Mapping[LiveState, int]]
 
 #: One label set's running sum: ``[labels as first seen (their order is kept), sum]``.
 Cell = list[Any]
-#: Labels whose values a server or the network chooses: capped, bounded in distinct values.
-OPEN_LABELS = (A.GEN_AI_TOOL_NAME, A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME)
+#: Labels whose values a server or the network chooses: capped, bounded in distinct values. The
+#: common ones (:data:`A.OPEN_LABELS`) and the server name; the instrumentation's histograms add
+#: ``error.type`` and the protocol version instead (``instrumentation._state.OPEN_LABELS``).
+OPEN_LABELS = (*A.OPEN_LABELS, A.SERVER_NAME)
 #: The observable counters' units and descriptions (each summed by a :class:`_LocalCounter`).
 _COUNTERS: Final = {
     A.METRIC_CALLS: ("{call}", "Tool calls by session-contract verdict and first failed layer."),
@@ -85,8 +87,10 @@ _COUNTERS: Final = {
     ),
     A.METRIC_OUTCOMES: (
         "{call}",
-        "Tool calls by outcome receipt and by whether a result envelope arrived: protocol-level "
-        "success against verified outcomes.",
+        (
+            "Tool calls by outcome receipt and by whether a result envelope arrived: "
+            "protocol-level success against verified outcomes."
+        ),
     ),
     A.METRIC_INCIDENTS: (
         "{incident}",

@@ -113,7 +113,7 @@ def install_from_env() -> OutcomePolicy | None:
             f"; and {more} more problem{'s' * (more > 1)}" if more else "",
         )
         return None
-    except Exception as exc:  # never break the host at start-up; the message may quote the file
+    except Exception as exc:  # noqa: BLE001 - never break the host at start-up; the message may quote the file
         _logger.warning(
             "mcp_health: outcome policy %s refused (%s while reading it); no outcome verifier "
             "from it, so its tools read unverified",

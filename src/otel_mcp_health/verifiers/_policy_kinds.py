@@ -138,7 +138,7 @@ class Imported:
     def _attempt(self, *, warn: bool) -> VerifierFn | None:
         try:
             loaded = self._load()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a policy's callable is user code: its failure is a load error, recorded
             self.load_error = type(exc).__name__
         else:
             if callable(loaded):

@@ -64,7 +64,7 @@ class Entry:
     reads: tuple[str, ...] = ()
 
 
-class _Bad(Exception):
+class _Bad(Exception):  # noqa: N818 - a control-flow signal inside the parser, never raised out
     """One value that does not fit its key (the message describes the expectation only)."""
 
 

@@ -33,7 +33,7 @@ def run_verifier(verifier: Verifier, call: CallContext) -> Receipt:
     """
     try:
         return coerce(verifier.fn(call), verifier.method)
-    except BaseException as exc:  # a verifier is user code: it must never break anything
+    except BaseException as exc:  # noqa: BLE001 - a verifier is user code: it must never break anything
         _logger.debug("mcp_health: outcome verifier %r raised %s", verifier.method, _type_name(exc))
         return Receipt(
             OutcomeResult.INCONCLUSIVE, verifier.method, confidence=None, reason=REASON_RAISED
@@ -78,10 +78,10 @@ class _Job:
         self.timer.cancel()
         try:
             self._callback(receipt, time.perf_counter() - self._started)
-        except BaseException as exc:  # our own callback: the worker must survive
+        except BaseException as exc:  # noqa: BLE001 - our own callback: the worker must survive
             _logger.debug("mcp_health: receipt callback raised %s", _type_name(exc))
         finally:
-            self._runner._delivered(self)
+            self._runner._delivered(self)  # noqa: SLF001 - the runner's own worker reports back to it
 
 
 class VerifierRunner:

@@ -29,7 +29,7 @@ class TemplateError(ValueError):
     """A template that cannot be parsed; the message never quotes the template."""
 
 
-class Unexpandable(Exception):
+class Unexpandable(Exception):  # noqa: N818 - a control-flow signal, caught by the verifier that expands
     """A call whose arguments cannot fill the template; ``reason`` is a receipt reason code."""
 
     def __init__(self, reason: str) -> None:
