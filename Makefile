@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SEEDS  := tests/fixtures/seeds
 
-.PHONY: setup demo replay check test matrix lint format bench bench-publish clean provision provision-check pipeline
+.PHONY: setup demo replay check coverage test matrix lint format bench bench-publish clean provision provision-check pipeline
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,16 +26,22 @@ replay: $(STAMP)
 	  $(SEEDS)/seed002_sessions.jsonl $(SEEDS)/seed003_calls.jsonl --summary; \
 	  rc=$$?; [ $$rc -le 1 ] || exit $$rc
 
-## The fast gate, no provisioning: lint, format check, strict typing, then the unit, processor
-## and architecture tests under branch coverage (fail_under in pyproject.toml).
+## The fast gate, no provisioning (under a minute): lint, format check, strict typing, then the
+## unit, processor and architecture tests but the two 100,000-session ones (marker `slow`).
 CHECK_TESTS := tests/unit tests/processor tests/test_architecture.py
 check: lint
+	$(BIN)/pytest -q -m "not slow" $(CHECK_TESTS)
+
+## Branch coverage of the same tests, slow ones included, against fail_under (pyproject.toml).
+coverage: $(STAMP)
 	$(BIN)/pytest -q --cov --cov-report=term $(CHECK_TESTS)
 
 ## The whole suite: lint, format check, strict typing, then every test (the pipeline tests need
-## the provisioned collector, Prometheus, Alertmanager and dashboard tooling), then the matrix.
+## the provisioned collector, Prometheus, Alertmanager and dashboard tooling), the coverage gate,
+## then the matrix.
 test: lint provision provision-check
 	$(BIN)/pytest
+	$(MAKE) --no-print-directory coverage
 	$(BIN)/nox
 
 ## The version matrix (noxfile.py): the scenario tables on the oldest and latest mcp 1.x (with

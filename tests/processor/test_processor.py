@@ -745,6 +745,7 @@ def _retained(processor: McpHealthSpanProcessor, first: int, count: int) -> int:
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_memory_stays_flat_with_100000_short_sessions() -> None:
     cap = 1000
     # What ``cap`` sessions cost, measured on a fresh processor.

@@ -242,6 +242,7 @@ def _processor_only(**options: Any) -> tuple[McpHealthSpanProcessor, TracerProvi
     return processor, provider
 
 
+@pytest.mark.slow
 def test_worst_case_state_per_session_is_bounded() -> None:
     processor, provider = _processor_only()
     tracer = provider.get_tracer(INSTRUMENTATION_SCOPE)
