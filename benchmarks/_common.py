@@ -113,3 +113,13 @@ def ratio(values: Sequence[float], baseline: Sequence[float]) -> str:
 
 def ratio_value(values: Sequence[float], baseline: Sequence[float]) -> float:
     return median([value / base for value, base in zip(values, baseline, strict=True)])
+
+
+def stop_child(proc: subprocess.Popen[str]) -> None:
+    """Stop a server child that runs until its stdin closes (killed after 10 s)."""
+    assert proc.stdin is not None
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()

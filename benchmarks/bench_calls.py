@@ -35,7 +35,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import _pipelines
-from _common import HERE, Report, median, ratio, ratio_value, spread
+from _common import HERE, Report, median, ratio, ratio_value, spread, stop_child
 from _pipelines import BASELINE, CONFIGS, METERED, PROCESSED, Config, configured
 
 _pipelines.install()  # before mcp makes any tracer
@@ -122,12 +122,7 @@ async def _http_server() -> AsyncIterator[str]:
         url = await anyio.to_thread.run_sync(proc.stdout.readline)
         yield url.strip()
     finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_child(proc)
 
 
 def _target_row(

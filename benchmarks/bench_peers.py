@@ -52,7 +52,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from _common import HERE, ROOT, Report, median, ratio
+from _common import HERE, ROOT, Report, median, ratio, stop_child
 from _peers import venvs
 
 #: The peers, one home for their versions (the newest that install on Python 3.11 today).
@@ -189,12 +189,7 @@ def http_server(config: Config) -> Iterator[str]:
         assert proc.stdout is not None
         yield proc.stdout.readline().strip()
     finally:
-        assert proc.stdin is not None
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_child(proc)
 
 
 def _same_spans(probe: dict[str, Any], baseline: dict[str, Any]) -> bool:
