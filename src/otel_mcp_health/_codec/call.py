@@ -268,11 +268,15 @@ def encode_request(request: RequestEvidence) -> dict[str, Any]:
         attrs.update(encode_delivery(None, request.request_written))
     if request.cancelled:
         attrs.update(encode_cancelled())
-    if request.request_id is not None:
-        attrs[A.JSONRPC_REQUEST_ID] = request.request_id
     if request.error_type is not None:
         attrs[A.ERROR_TYPE] = request.error_type
+    attrs.update(encode_request_id(request.request_id))
     return attrs
+
+
+def encode_request_id(request_id: str | None) -> dict[str, Any]:
+    """The request's JSON-RPC id (absent: never learned), the last of its request record."""
+    return {A.JSONRPC_REQUEST_ID: request_id} if request_id is not None else {}
 
 
 def encode_read_only(read_only: bool) -> dict[str, Any]:

@@ -291,9 +291,9 @@ def finish(telemetry: Telemetry, record: RequestRecord) -> None:
         return
     record.ended = True
     record.state.open_calls.discard(record)
-    built = record.records(_missing_evidence(telemetry, record.state))
+    built, request = _ended(record, _missing_evidence(telemetry, record.state))
     if record.recording:
-        _write_evidence(record, built)
+        _write_evidence(record, built, request)
     if _is_fallback_probe(record, built.seen):
         record.state.held_probe = (record, time.time_ns())
     elif not record.borrowed and not record.end_deferred:
@@ -316,10 +316,37 @@ def _is_fallback_probe(record: RequestRecord, seen: Folded) -> bool:
     )
 
 
-def _write_evidence(record: RequestRecord, built: Records) -> None:
+#: A ``tools/call``'s records and request attributes (its id aside) by its shape: a fleet repeats
+#: a few shapes, and the fold and the encoders are pure, so a shape's are always the same. Read,
+#: never changed; bounded, cleared when full.
+_ENDED: dict[tuple[Any, ...], tuple[Records, dict[str, Any]]] = {}
+_ENDED_MAX = 1024
+
+
+def _ended(record: RequestRecord, missing: tuple[str, ...]) -> tuple[Records, dict[str, Any]]:
+    """The request's records (its id aside) and its request attributes (with its id)."""
+    key = None
+    if record.method == "tools/call":
+        try:
+            key = record.shape(missing)
+            hit = _ENDED.get(key)
+        except TypeError:  # a fact holding an unhashable value: fold it afresh
+            key = hit = None
+        if hit is not None:
+            return hit[0], {**hit[1], **_codec.encode_request_id(record.request_id)}
+    built = record.records(missing, identified=False)
+    request = _codec.encode_request(built.request)
+    if key is not None:
+        if len(_ENDED) >= _ENDED_MAX:
+            _ENDED.clear()
+        _ENDED[key] = (built, request)
+    return built, {**request, **_codec.encode_request_id(record.request_id)}
+
+
+def _write_evidence(record: RequestRecord, built: Records, request: dict[str, Any]) -> None:
     """The request's records, each through its encoder, in one write: the connection its POST
     learned, the session id its response named, the handshake, the page, the request."""
-    seen, request = built.seen, _codec.encode_request(built.request)
+    seen = built.seen
     attrs = dict(record.post_attributes or {})
     if seen.session_id is not None:
         attrs[A.MCP_SESSION_ID] = seen.session_id

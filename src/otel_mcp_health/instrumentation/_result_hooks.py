@@ -18,6 +18,7 @@ from otel_mcp_health.instrumentation._sdk import (
     failure_of,
     mcp_code,
     requested_version,
+    result_is_error,
     wire_result,
 )
 from otel_mcp_health.instrumentation._state import RequestRecord, Telemetry
@@ -27,19 +28,26 @@ _SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
 
 def on_result(telemetry: Telemetry, record: RequestRecord, result: Any) -> None:
     """The request returned a result envelope (2.x: the raw wire dict; 1.x: the typed model)."""
+    if record.method == "tools/call":
+        record.observe(Result(_tool_is_error(result) if record.recording else None))
+        return
+    record.observe(Result())
     result = wire_result(result)
     if not isinstance(result, Mapping):
-        record.observe(Result())
         return
-    is_error: bool | None = None
-    tool_result = record.method == "tools/call" and ("content" in result or "isError" in result)
-    if record.recording and tool_result:
-        is_error = result.get("isError") is True
-    record.observe(Result(is_error))
     if record.method in HANDSHAKE_METHODS:
         record.observe(_handshake_result(record, result))
     if record.recording and record.method == "tools/list":
         _catalog_hooks.page_result(telemetry, record, result)
+
+
+def _tool_is_error(result: Any) -> bool | None:
+    """A tool result's ``isError`` (``None``: not a tool result), read off the 1.x typed model
+    without dumping it (its content may be large) or off the 2.x wire dict."""
+    if isinstance(result, Mapping):
+        tool_result = "content" in result or "isError" in result
+        return result.get("isError") is True if tool_result else None
+    return result_is_error(result)
 
 
 def _handshake_result(record: RequestRecord, result: Mapping[str, Any]) -> HandshakeResult:

@@ -295,15 +295,23 @@ class RequestRecord:
         """Append what a hook saw; nothing is decided until the request ends."""
         self.facts.append(fact)
 
-    def records(self, missing: tuple[str, ...] = ()) -> Records:
-        """The request's facts folded into its records (``core.fold.records``)."""
+    def records(self, missing: tuple[str, ...] = (), *, identified: bool = True) -> Records:
+        """The request's facts folded into its records (``core.fold.records``); without its
+        JSON-RPC id when not ``identified`` (the same records for every request of its shape)."""
         seed = Observed(
             method=self.method,
             tool_name=self.tool_name,
             read_only=self.read_only,
-            request_id=self.request_id,
+            request_id=self.request_id if identified else None,
         )
         return records(seed, self.facts, network=self.state.network_transport, missing=missing)
+
+    def shape(self, missing: tuple[str, ...]) -> tuple[Any, ...]:
+        """All that its unidentified :meth:`records` depend on: the fold is pure and the facts
+        are frozen, so requests of one shape get equal records (raises ``TypeError`` when a
+        fact holds an unhashable value)."""
+        key = (self.method, self.tool_name, self.read_only, self.state.network_transport, missing)
+        return (*key, *self.facts)
 
 
 @dataclass(slots=True, eq=False)

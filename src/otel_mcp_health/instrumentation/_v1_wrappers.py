@@ -27,6 +27,7 @@ from otel_mcp_health.instrumentation import (
     _transport_hooks,
     _wrappers,
 )
+from otel_mcp_health.instrumentation._sdk import HANDSHAKE_METHODS
 from otel_mcp_health.instrumentation._state import RequestRecord, Telemetry
 from otel_mcp_health.instrumentation._wrappers import Args, Kwargs, argument, fence
 
@@ -37,12 +38,27 @@ _logger = logging.getLogger(__name__)
 _TIMEOUT_ARG, _PROGRESS_ARG = 2, 4
 
 
+#: The params a request's evidence reads besides a handshake's: the tool or prompt name, the
+#: page cursor. Read off the typed model, so a call's arguments are never dumped.
+_READ_PARAMS = ("name", "cursor")
+
+
+def _wire_params(method: Any, params: Any) -> dict[str, Any]:
+    """The wire params the evidence reads: a handshake's whole (rare; its version sits in
+    ``_meta``), any other request's named fields only (no pydantic dump per call)."""
+    if params is None:
+        return {}
+    if method in HANDSHAKE_METHODS:
+        return params.model_dump(by_alias=True, mode="json", exclude_none=True)  # type: ignore[no-any-return]
+    fields = getattr(params, "__dict__", None) or {}  # pydantic's getattr miss costs ~2 µs
+    return {key: fields[key] for key in _READ_PARAMS if fields.get(key) is not None}
+
+
 def _wire_request(session: Any, args: Args, kwargs: Kwargs) -> Args:
     """Method, wire params and call options of a 1.x typed request (kept in memory only)."""
     request = argument(args, kwargs, 0, "request")
     root = getattr(request, "root", request)
-    params = getattr(root, "params", None)
-    wire = params.model_dump(by_alias=True, mode="json", exclude_none=True) if params else {}
+    wire = _wire_params(root.method, getattr(root, "params", None))
     timeout = argument(args, kwargs, _TIMEOUT_ARG, "request_read_timeout_seconds")
     if timeout is None:
         timeout = getattr(session, "_session_read_timeout_seconds", None)
