@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
@@ -37,9 +37,17 @@ class Patch:
     wrapper: Wrapper
 
 
+def in_module(module: str, wrappers: Mapping[str, Wrapper]) -> tuple[Patch, ...]:
+    """The patches of one module: each dotted name in it with its wrapper, in the given order."""
+    return tuple(Patch(module, name, wrapper) for name, wrapper in wrappers.items())
+
+
 @dataclass(frozen=True, slots=True)
 class Framework:
-    """An agent framework's install hooks and the versions of it they support."""
+    """An agent framework's install hooks and the versions of it they support.
+
+    Most frameworks patch one module: ``patches=in_module(module, {name: wrapper, ...})``.
+    """
 
     distribution: str
     supported: str

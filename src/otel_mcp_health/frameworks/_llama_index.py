@@ -21,7 +21,7 @@ import logging
 from contextvars import ContextVar
 from typing import Any
 
-from otel_mcp_health.frameworks._hooks import Framework, Patch
+from otel_mcp_health.frameworks._hooks import Framework, in_module
 from otel_mcp_health.frameworks._report import appending_to, collecting, report_install
 
 _logger = logging.getLogger(__name__)
@@ -51,12 +51,14 @@ def _report(spec: Any, fetched: list[Any], listing: Any) -> None:
         _logger.debug("otel-mcp-health: llama-index install not recorded", exc_info=True)
 
 
-_BASE = "llama_index.tools.mcp.base"
 LLAMA_INDEX = Framework(
     distribution="llama-index-tools-mcp",
     supported=">=0.6, <0.7",
-    patches=(
-        Patch(_BASE, "McpToolSpec.to_tool_list_async", _to_tool_list_async),
-        Patch(_BASE, "McpToolSpec.fetch_tools", _fetch_tools),
+    patches=in_module(
+        "llama_index.tools.mcp.base",
+        {
+            "McpToolSpec.to_tool_list_async": _to_tool_list_async,
+            "McpToolSpec.fetch_tools": _fetch_tools,
+        },
     ),
 )

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from otel_mcp_health.frameworks._hooks import Framework, Patch
+from otel_mcp_health.frameworks._hooks import Framework, in_module
 from otel_mcp_health.frameworks._report import after_await, after_call, report_install
 
 _logger = logging.getLogger(__name__)
@@ -47,12 +47,8 @@ def _report(adapt: Any, *_call: Any) -> None:
 _tools = after_call(_report)
 _atools = after_await(_report)
 
-_CORE = "mcpadapt.core"
 MCPADAPT = Framework(
     distribution="mcpadapt",
     supported=">=0.1.19, <0.2",
-    patches=(
-        Patch(_CORE, "MCPAdapt.tools", _tools),
-        Patch(_CORE, "MCPAdapt.atools", _atools),
-    ),
+    patches=in_module("mcpadapt.core", {"MCPAdapt.tools": _tools, "MCPAdapt.atools": _atools}),
 )

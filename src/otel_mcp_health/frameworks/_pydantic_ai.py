@@ -27,7 +27,7 @@ import weakref
 from contextvars import ContextVar
 from typing import Any
 
-from otel_mcp_health.frameworks._hooks import Framework, Patch
+from otel_mcp_health.frameworks._hooks import Framework, in_module
 from otel_mcp_health.frameworks._report import appending_to, collecting, report_install
 
 _logger = logging.getLogger(__name__)
@@ -74,12 +74,11 @@ def _live_session(toolset: Any) -> Any:
         return None
 
 
-_MCP = "pydantic_ai.mcp"
 PYDANTIC_AI = Framework(
     distribution="pydantic-ai-slim",
     supported=">=2.68, <3",
-    patches=(
-        Patch(_MCP, "MCPToolset.get_tools", _get_tools),
-        Patch(_MCP, "MCPToolset.list_tools", _list_tools),
+    patches=in_module(
+        "pydantic_ai.mcp",
+        {"MCPToolset.get_tools": _get_tools, "MCPToolset.list_tools": _list_tools},
     ),
 )
