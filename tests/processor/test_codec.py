@@ -17,7 +17,6 @@ from tests.support.request_reading import decode_request
 
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
-from otel_mcp_health.core.catalog import MISSING_REQUIRED_ARGUMENT, UNKNOWN_TOOL_CALLED
 from otel_mcp_health.core.evidence import (
     NOT_APPLICABLE,
     AuthorizationEvidence,
@@ -34,6 +33,7 @@ from otel_mcp_health.core.evidence import (
     ToolCallCheck,
     TransportEvidence,
 )
+from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.vocabulary import AuthError, Era, TransportOutcome
 from otel_mcp_health.processor import _memo
 
@@ -114,7 +114,7 @@ def calls(draw: st.DrawFn) -> CallEvidence:
 _CHECKS = st.builds(
     ToolCallCheck,
     name=_TEXT,
-    contract=st.sampled_from([UNKNOWN_TOOL_CALLED, MISSING_REQUIRED_ARGUMENT]),
+    contract=st.sampled_from([Reason.UNKNOWN_TOOL_CALLED, Reason.MISSING_REQUIRED_ARGUMENT]),
     missing=_NAMES,
 )
 _CAPABILITIES = (

@@ -30,8 +30,8 @@ from tests.support.processor_helpers import DIGEST, OTHER_DIGEST, SessionSpans
 
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
-from otel_mcp_health.core.catalog import MISSING_REQUIRED_ARGUMENT, UNKNOWN_TOOL_CALLED
 from otel_mcp_health.core.evidence import AuthorizationEvidence, ExecutionEvidence, Page
+from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.vocabulary import OutcomeResult
 from otel_mcp_health.processor import McpHealthSpanProcessor
 from otel_mcp_health.processor._spans import INSTRUMENTATION_SCOPE
@@ -159,8 +159,8 @@ def _page_attributes(event: dict[str, Any]) -> dict[str, Any]:
 
 _FINDINGS = {
     "ok": None,
-    "unknown_tool": UNKNOWN_TOOL_CALLED,
-    "missing_required_argument": MISSING_REQUIRED_ARGUMENT,
+    "unknown_tool": Reason.UNKNOWN_TOOL_CALLED,
+    "missing_required_argument": Reason.MISSING_REQUIRED_ARGUMENT,
 }
 
 
@@ -177,7 +177,7 @@ def _call_attributes(event: dict[str, Any]) -> dict[str, Any]:
         attrs.update(_codec.encode_read_only(event["read_only"]))
     if event["contract"] is not None:
         finding = _FINDINGS[event["contract"]]
-        missing = ["title"] if finding == MISSING_REQUIRED_ARGUMENT else []
+        missing = ["title"] if finding == Reason.MISSING_REQUIRED_ARGUMENT else []
         attrs.update(_codec.encode_contract(finding, missing))
     if event["receipt"] is not None:
         result = OutcomeResult(event["receipt"])

@@ -17,7 +17,6 @@ from otel_mcp_health._codec._read import (
     read_str,
 )
 from otel_mcp_health.core.bounds import cap
-from otel_mcp_health.core.catalog import MISSING_REQUIRED_ARGUMENT, UNKNOWN_TOOL_CALLED
 from otel_mcp_health.core.evidence import (
     NOT_APPLICABLE,
     AuthorizationEvidence,
@@ -31,13 +30,14 @@ from otel_mcp_health.core.evidence import (
     ToolCallCheck,
     TransportEvidence,
 )
+from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.vocabulary import AuthError, OutcomeResult, TransportOutcome
 
 PIPE = "pipe"
 TCP = "tcp"
 _CONTRACT_FINDINGS = {
-    A.CONTRACT_UNKNOWN_TOOL: UNKNOWN_TOOL_CALLED,
-    A.CONTRACT_MISSING_REQUIRED_ARGUMENT: MISSING_REQUIRED_ARGUMENT,
+    A.CONTRACT_UNKNOWN_TOOL: Reason.UNKNOWN_TOOL_CALLED,
+    A.CONTRACT_MISSING_REQUIRED_ARGUMENT: Reason.MISSING_REQUIRED_ARGUMENT,
 }
 _CONTRACT_VALUES: dict[str, str] = {finding: value for value, finding in _CONTRACT_FINDINGS.items()}
 _OUTCOME_PASSED = {OutcomeResult.PASSED.value: True, OutcomeResult.FAILED.value: False}

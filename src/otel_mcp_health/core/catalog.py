@@ -36,18 +36,6 @@ from otel_mcp_health.core.vocabulary import (
     NextAction,
 )
 
-# Reason codes (docs/model.md#reasons), one constant each.
-NO_DISCOVERY = Reason.NO_DISCOVERY
-NO_REFRESH_POLICY = Reason.NO_REFRESH_POLICY
-REFRESH_OVERDUE = Reason.REFRESH_OVERDUE
-CLOCK_UNOBSERVED = Reason.CLOCK_UNOBSERVED
-SIGNAL_AFTER_DISCOVERY = Reason.SIGNAL_AFTER_DISCOVERY
-DIGEST_MISMATCH = Reason.DIGEST_MISMATCH
-DIGEST_UNAVAILABLE = Reason.DIGEST_UNAVAILABLE
-UNKNOWN_TOOL_CALLED = Reason.UNKNOWN_TOOL_CALLED
-MISSING_REQUIRED_ARGUMENT = Reason.MISSING_REQUIRED_ARGUMENT
-OK = Reason.OK
-
 
 def chain_defect(discovery: Discovery) -> str | None:
     """Return the first defect of a traversal's cursor chain, or ``None`` when it is complete."""
@@ -152,7 +140,9 @@ def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
 # ----------------------------------------------------------------------------------------------
 def _no_discovery(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
     if f.latest is None:
-        return Decision(CatalogVerdict.UNVERIFIABLE, NO_DISCOVERY, NextAction.BOUNDED_REDISCOVERY)
+        return Decision(
+            CatalogVerdict.UNVERIFIABLE, Reason.NO_DISCOVERY, NextAction.BOUNDED_REDISCOVERY
+        )
     return None
 
 
@@ -167,7 +157,7 @@ def _digest_unknown(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
         return Decision(CatalogVerdict.UNVERIFIABLE, f.digest_error, NextAction.BOUNDED_REDISCOVERY)
     if f.discovered_digest is None:
         return Decision(
-            CatalogVerdict.UNVERIFIABLE, DIGEST_UNAVAILABLE, NextAction.BOUNDED_REDISCOVERY
+            CatalogVerdict.UNVERIFIABLE, Reason.DIGEST_UNAVAILABLE, NextAction.BOUNDED_REDISCOVERY
         )
     return None
 
@@ -179,15 +169,17 @@ def _silent_server(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
     policy = evidence.refresh_policy
     if policy is None:
         return Decision(
-            CatalogVerdict.UNVERIFIABLE, NO_REFRESH_POLICY, NextAction.BOUNDED_REDISCOVERY
+            CatalogVerdict.UNVERIFIABLE, Reason.NO_REFRESH_POLICY, NextAction.BOUNDED_REDISCOVERY
         )
     completed = f.latest.completed_at if f.latest is not None else None
     if evidence.now is None or completed is None:
         return Decision(
-            CatalogVerdict.UNVERIFIABLE, CLOCK_UNOBSERVED, NextAction.BOUNDED_REDISCOVERY
+            CatalogVerdict.UNVERIFIABLE, Reason.CLOCK_UNOBSERVED, NextAction.BOUNDED_REDISCOVERY
         )
     if evidence.now - completed > policy.max_age_seconds * NS_PER_S:
-        return Decision(CatalogVerdict.STALE, REFRESH_OVERDUE, NextAction.BOUNDED_REDISCOVERY)
+        return Decision(
+            CatalogVerdict.STALE, Reason.REFRESH_OVERDUE, NextAction.BOUNDED_REDISCOVERY
+        )
     return None
 
 
@@ -199,14 +191,16 @@ def _signal_after_discovery(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
     # "After" is strict, and a traversal with no recorded start cannot prove it followed.
     if started is None or started <= signal:
         return Decision(
-            CatalogVerdict.STALE, SIGNAL_AFTER_DISCOVERY, NextAction.BOUNDED_REDISCOVERY
+            CatalogVerdict.STALE, Reason.SIGNAL_AFTER_DISCOVERY, NextAction.BOUNDED_REDISCOVERY
         )
     return None
 
 
 def _digest_mismatch(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
     if f.client_digest != f.discovered_digest:
-        return Decision(CatalogVerdict.STALE, DIGEST_MISMATCH, NextAction.BOUNDED_REDISCOVERY)
+        return Decision(
+            CatalogVerdict.STALE, Reason.DIGEST_MISMATCH, NextAction.BOUNDED_REDISCOVERY
+        )
     return None
 
 
@@ -238,10 +232,10 @@ def _call_contract(f: CatalogFacts, finding: str) -> Decision[CatalogVerdict] | 
         if by_name is None:
             continue
         tool = by_name.get(call.name)
-        if finding == UNKNOWN_TOOL_CALLED and tool is None:
+        if finding == Reason.UNKNOWN_TOOL_CALLED and tool is None:
             return Decision(CatalogVerdict.STALE, finding, NextAction.BOUNDED_REDISCOVERY)
         if (
-            finding == MISSING_REQUIRED_ARGUMENT
+            finding == Reason.MISSING_REQUIRED_ARGUMENT
             and tool is not None
             and call.argument_names is not None
             and missing_required(required_properties(tool), call.argument_names)
@@ -251,15 +245,15 @@ def _call_contract(f: CatalogFacts, finding: str) -> Decision[CatalogVerdict] | 
 
 
 def _unknown_tool(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
-    return _call_contract(f, UNKNOWN_TOOL_CALLED)
+    return _call_contract(f, Reason.UNKNOWN_TOOL_CALLED)
 
 
 def _missing_argument(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
-    return _call_contract(f, MISSING_REQUIRED_ARGUMENT)
+    return _call_contract(f, Reason.MISSING_REQUIRED_ARGUMENT)
 
 
 def _converged(_: CatalogFacts) -> Decision[CatalogVerdict]:
-    return Decision(CatalogVerdict.CONVERGED, OK, NextAction.NONE)
+    return Decision(CatalogVerdict.CONVERGED, Reason.OK, NextAction.NONE)
 
 
 CATALOG_RULES: tuple[Rule[CatalogFacts, CatalogVerdict], ...] = (

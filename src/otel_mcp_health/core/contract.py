@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from otel_mcp_health.core.catalog import NO_DISCOVERY, CatalogResult
+from otel_mcp_health.core.catalog import CatalogResult
 from otel_mcp_health.core.evidence import CallEvidence, HandshakeEvidence, ProtocolEvidence
 from otel_mcp_health.core.layers import CallLayers, evaluate_layers
 from otel_mcp_health.core.progress import ClockState
@@ -39,12 +39,6 @@ from otel_mcp_health.core.vocabulary import (
     Verdict,
 )
 
-UNSUPPORTED_VERSION = Reason.UNSUPPORTED_VERSION
-MISSING_CAPABILITY = Reason.MISSING_CAPABILITY
-SESSION_UNOBSERVED = Reason.SESSION_UNOBSERVED
-NO_CALL = Reason.NO_CALL
-EFFECT_ABSENT = Reason.EFFECT_ABSENT
-IN_FLIGHT = Reason.IN_FLIGHT
 _INCOMPATIBLE_REASONS = frozenset(f"jsonrpc_{code}" for code in INCOMPATIBLE_SESSION_CODES)
 
 
@@ -76,11 +70,11 @@ def handshake_facts(handshake: HandshakeEvidence | None, *, uses_tools: bool) ->
     if handshake.error_code in INCOMPATIBLE_SESSION_CODES:
         incompatible = f"jsonrpc_{handshake.error_code}"
     elif version is not None and version not in supported:
-        incompatible = UNSUPPORTED_VERSION
+        incompatible = Reason.UNSUPPORTED_VERSION
     elif (
         uses_tools and handshake.capabilities is not None and "tools" not in handshake.capabilities
     ):
-        incompatible = MISSING_CAPABILITY
+        incompatible = Reason.MISSING_CAPABILITY
     compatible = (
         failed is None
         and incompatible is None
@@ -173,7 +167,7 @@ def _own_failure_shows(c: ContractContext) -> bool:
     catalog = c.catalog
     return (
         catalog is not None
-        and catalog.reason == NO_DISCOVERY
+        and catalog.reason == Reason.NO_DISCOVERY
         and failed is not FirstFailedLayer.NONE
     )
 
@@ -189,7 +183,7 @@ def _effect_unknown(c: ContractContext) -> _D | None:
 
 def _reconciled_absent(c: ContractContext) -> _D | None:
     if c.layers is not None and c.layers.reconciled is False:
-        return Decision(Verdict.TOOL_FAILED, EFFECT_ABSENT, NextAction.RETRY_WITHIN_BUDGET)
+        return Decision(Verdict.TOOL_FAILED, Reason.EFFECT_ABSENT, NextAction.RETRY_WITHIN_BUDGET)
     return None
 
 
@@ -221,7 +215,7 @@ def _tool_failed(c: ContractContext) -> _D | None:
 
 def _working(c: ContractContext) -> _D | None:
     if c.clock is not None and c.clock.live_state is LiveState.WORKING:
-        return Decision(Verdict.WORKING, IN_FLIGHT, NextAction.NONE)
+        return Decision(Verdict.WORKING, Reason.IN_FLIGHT, NextAction.NONE)
     return None
 
 
@@ -255,9 +249,9 @@ def _healthy(c: ContractContext) -> _D | None:
 def _unverified(c: ContractContext) -> _D:
     reason: str
     if c.layers is None:
-        reason = NO_CALL
+        reason = Reason.NO_CALL
     elif c.judge_session and (c.handshake is None or not c.handshake.compatible):
-        reason = SESSION_UNOBSERVED
+        reason = Reason.SESSION_UNOBSERVED
     else:
         reason = c.layers.reason
     return Decision(Verdict.UNVERIFIED, reason, NextAction.ADD_OUTCOME_VERIFIER)

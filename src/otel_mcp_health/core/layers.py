@@ -33,17 +33,6 @@ from otel_mcp_health.core.vocabulary import (
     TransportOutcome,
 )
 
-OK = Reason.OK
-TIMEOUT = Reason.TIMEOUT
-IS_ERROR = Reason.IS_ERROR
-OUTPUT_SCHEMA_VIOLATION = Reason.OUTPUT_SCHEMA_VIOLATION
-RESULT_SCHEMA_VIOLATION = Reason.RESULT_SCHEMA_VIOLATION
-VERIFIER_FAILED = Reason.VERIFIER_FAILED
-VERIFIER_INCONCLUSIVE = Reason.VERIFIER_INCONCLUSIVE
-NO_OUTCOME_VERIFIER = Reason.NO_OUTCOME_VERIFIER
-OUTCOME_NOT_REQUIRED_REASON = Reason.OUTCOME_NOT_REQUIRED
-EFFECT_CONFIRMED = Reason.EFFECT_CONFIRMED
-EVIDENCE_MISSING = Reason.EVIDENCE_MISSING
 _AUTH_CHALLENGES = (401, 403)
 
 
@@ -120,7 +109,7 @@ def _protocol(call: CallEvidence) -> LayerJudgement:
         )
         return _failed(f"jsonrpc_{p.error_code}", action)
     if p.result_valid is False:
-        return _failed(RESULT_SCHEMA_VIOLATION, NextAction.FIX_REQUEST_CONTRACT)
+        return _failed(Reason.RESULT_SCHEMA_VIOLATION, NextAction.FIX_REQUEST_CONTRACT)
     return _PASSED
 
 
@@ -129,11 +118,11 @@ def _execution(call: CallEvidence) -> LayerJudgement:
     if e is None:
         return _UNOBSERVED
     if e.timed_out:
-        return _failed(TIMEOUT, NextAction.INSPECT_TOOL)
+        return _failed(Reason.TIMEOUT, NextAction.INSPECT_TOOL)
     if e.is_error is True:
-        return _failed(IS_ERROR, NextAction.INSPECT_TOOL)
+        return _failed(Reason.IS_ERROR, NextAction.INSPECT_TOOL)
     if e.output_schema_valid is False:
-        return _failed(OUTPUT_SCHEMA_VIOLATION, NextAction.INSPECT_TOOL)
+        return _failed(Reason.OUTPUT_SCHEMA_VIOLATION, NextAction.INSPECT_TOOL)
     if e.is_error is False:
         return _PASSED
     return _UNOBSERVED
@@ -142,14 +131,14 @@ def _execution(call: CallEvidence) -> LayerJudgement:
 def _outcome(call: CallEvidence) -> LayerJudgement:
     o = call.outcome
     if o is None:
-        return LayerJudgement(LayerStatus.UNOBSERVED, NO_OUTCOME_VERIFIER)
+        return LayerJudgement(LayerStatus.UNOBSERVED, Reason.NO_OUTCOME_VERIFIER)
     if o.method == OUTCOME_NOT_REQUIRED:
-        return LayerJudgement(LayerStatus.PASSED, OUTCOME_NOT_REQUIRED_REASON)
+        return LayerJudgement(LayerStatus.PASSED, Reason.OUTCOME_NOT_REQUIRED)
     if o.passed is True:
         return _PASSED
     if o.passed is False:
-        return _failed(VERIFIER_FAILED, NextAction.VERIFY_DESTINATION)
-    return LayerJudgement(LayerStatus.UNOBSERVED, VERIFIER_INCONCLUSIVE)
+        return _failed(Reason.VERIFIER_FAILED, NextAction.VERIFY_DESTINATION)
+    return LayerJudgement(LayerStatus.UNOBSERVED, Reason.VERIFIER_INCONCLUSIVE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,10 +263,12 @@ def _count_confirmed_effect(judgements: dict[Layer, LayerJudgement]) -> None:
     (the lost answer) or an unobserved authorization exchange counts as passed.
     """
     if judgements[Layer.TRANSPORT].status is LayerStatus.FAILED:
-        judgements[Layer.TRANSPORT] = LayerJudgement(LayerStatus.PASSED, EFFECT_CONFIRMED)
+        judgements[Layer.TRANSPORT] = LayerJudgement(LayerStatus.PASSED, Reason.EFFECT_CONFIRMED)
     if judgements[Layer.AUTHORIZATION].status is LayerStatus.UNOBSERVED:
-        judgements[Layer.AUTHORIZATION] = LayerJudgement(LayerStatus.PASSED, EFFECT_CONFIRMED)
-    judgements[Layer.EXECUTION] = LayerJudgement(LayerStatus.PASSED, EFFECT_CONFIRMED)
+        judgements[Layer.AUTHORIZATION] = LayerJudgement(
+            LayerStatus.PASSED, Reason.EFFECT_CONFIRMED
+        )
+    judgements[Layer.EXECUTION] = LayerJudgement(LayerStatus.PASSED, Reason.EFFECT_CONFIRMED)
     judgements[Layer.PROTOCOL] = _UNOBSERVED
 
 
@@ -300,6 +291,6 @@ def _mask_after_first_failure(
 def _passing_reason(outcome: LayerJudgement, call: CallEvidence, *, reconciled: bool) -> str:
     """The reason of a call with no failed layer: missing evidence, then the outcome's reason."""
     if call.missing:
-        return EVIDENCE_MISSING
-    reason = outcome.reason or OK
-    return EFFECT_CONFIRMED if reconciled and reason == OK else reason
+        return Reason.EVIDENCE_MISSING
+    reason = outcome.reason or Reason.OK
+    return Reason.EFFECT_CONFIRMED if reconciled and reason == Reason.OK else reason

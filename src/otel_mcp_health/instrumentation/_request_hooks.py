@@ -16,14 +16,11 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, get_current_
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.bounds import cap, cap_names
-from otel_mcp_health.core.catalog import (
-    MISSING_REQUIRED_ARGUMENT,
-    UNKNOWN_TOOL_CALLED,
-    missing_required,
-)
+from otel_mcp_health.core.catalog import missing_required
 from otel_mcp_health.core.evidence import Page, ProgressEvent, ToolCallCheck
 from otel_mcp_health.core.facts import OutputSchema, SdkEntered, SdkExit, WriteStarted
 from otel_mcp_health.core.fold import Folded, Records
+from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._sdk import (
     HANDSHAKE_METHODS,
@@ -162,7 +159,7 @@ def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> N
         return
     tool = known.get(name)
     if tool is None:
-        check = ToolCallCheck(name=cap(name), contract=UNKNOWN_TOOL_CALLED)
+        check = ToolCallCheck(name=cap(name), contract=Reason.UNKNOWN_TOOL_CALLED)
         slot.attributes.update(_codec.encode_tool_call_check(check))
         return
     slot.read_only = tool.read_only
@@ -171,7 +168,7 @@ def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> N
         slot.attributes.update(_codec.encode_contract(None))
         return
     names = tuple(cap_names(missing))
-    check = ToolCallCheck(name=cap(name), contract=MISSING_REQUIRED_ARGUMENT, missing=names)
+    check = ToolCallCheck(name=cap(name), contract=Reason.MISSING_REQUIRED_ARGUMENT, missing=names)
     slot.attributes.update(_codec.encode_tool_call_check(check))
 
 

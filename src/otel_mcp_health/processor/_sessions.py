@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from otel_mcp_health.core.catalog import DIGEST_UNAVAILABLE, chain_defect
+from otel_mcp_health.core.catalog import chain_defect
 from otel_mcp_health.core.evidence import (
     AuthorizationEvidence,
     CatalogEvidence,
@@ -44,6 +44,7 @@ from otel_mcp_health.core.evidence import (
     RefreshPolicy,
     ToolCallCheck,
 )
+from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.traversal import DEFAULT_MAX_PAGES, CursorChain
 from otel_mcp_health.core.vocabulary import NS_PER_S
 from otel_mcp_health.processor._memo import SessionMemo
@@ -144,7 +145,9 @@ class Session:
             self.client_digest, self.client_digest_error = digest, None
         else:
             self.client_digest = None
-            self.client_digest_error = error if isinstance(error, str) else DIGEST_UNAVAILABLE
+            self.client_digest_error = (
+                error if isinstance(error, str) else Reason.DIGEST_UNAVAILABLE
+            )
         if self.shared is not None:
             self.shared.installed(self.client_digest, self.client_digest_error)
         self.version += 1
