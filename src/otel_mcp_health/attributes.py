@@ -205,6 +205,14 @@ INCIDENT_ATTEMPT: Final = "mcp_health.incident.attempt"
 RETRY_OVER_BUDGET: Final = "mcp_health.retry.over_budget"
 RETRY_UNRECONCILED: Final = "mcp_health.retry.unreconciled"
 LIVE_STATE: Final = "mcp_health.live_state"
+#: On a span that judges the catalog (the page that ends a traversal, ``list_changed``,
+#: ``mcp_health.install``): the session's readiness without a call as that catalog decides it
+#: (docs/model.md#without-a-call): ``converged``, else ``stale_catalog`` with reason
+#: ``catalog_<catalog reason>`` and the catalog's next action. A failed or incompatible
+#: handshake's own ``mcp_health.verdict``, on its span, comes first.
+READINESS_VERDICT: Final = "mcp_health.readiness.verdict"
+READINESS_REASON: Final = "mcp_health.readiness.reason"
+READINESS_NEXT_ACTION: Final = "mcp_health.readiness.next_action"
 
 # --------------------------------------------------------------------------------------------
 # Metrics (OTel naming: no ``_total``; pluralised only for ``{...}`` count units)

@@ -44,6 +44,12 @@ def verdict(span: ReadableSpan) -> tuple[Any, Any, Any]:
     return a.get(A.VERDICT), a.get(A.NEXT_ACTION), a.get(A.REASON)
 
 
+def readiness(span: ReadableSpan) -> tuple[Any, Any, Any]:
+    """The session's readiness without a call, on a span that judged the catalog."""
+    a = attrs(span)
+    return a.get(A.READINESS_VERDICT), a.get(A.READINESS_REASON), a.get(A.READINESS_NEXT_ACTION)
+
+
 async def attempt(step: Callable[[], Awaitable[Any]]) -> None:
     """Run a step whose failure is the point of the scenario."""
     try:
@@ -130,6 +136,12 @@ async def test_stale_after_list_changed_then_converged_after_rediscovery(
         "stale",
         "signal_after_discovery",
     )
+    assert readiness(signal) == (
+        "stale_catalog",
+        "catalog_signal_after_discovery",
+        "bounded_rediscovery",
+    )
+    assert readiness(instrumented.named("tools/list")[-1]) == ("converged", "ok", "none")
     stale_call, fresh_call = instrumented.named("tools/call lookup")
     assert verdict(stale_call) == (
         "stale_catalog",
@@ -159,6 +171,7 @@ async def test_incomplete_and_unverifiable_catalogs(instrumented: Pipeline) -> N
         "incomplete",
         "page_failed",
     )
+    assert readiness(failed_page) == ("stale_catalog", "catalog_page_failed", "resume_discovery")
 
 
 async def test_incompatible_session_when_the_client_does_not_support_the_version() -> None:

@@ -3,9 +3,9 @@
 Nothing here judges. The verdicts, reasons, first failed layers, layer statuses and next actions
 are the attributes the span processor put on the exported spans (names from
 :mod:`otel_mcp_health.attributes`); the driver's own counts (pages, signals, re-discoveries) are
-added beside them. Without a call, the top-level verdict is the session's: the handshake's failure
-verdict, else ``stale_catalog`` when the catalog verdict is not ``converged``, else ``converged``
-(docs/model.md#without-a-call).
+added beside them. Without a call, the top-level verdict is the session's
+(docs/model.md#without-a-call): the failed handshake's verdict, else the readiness the processor
+wrote with the latest catalog judgement (``mcp_health.readiness.*``).
 """
 
 from __future__ import annotations
@@ -34,6 +34,14 @@ _HANDSHAKES: Final = ("initialize", "server/discover")
 NO_EVIDENCE: Final = "no_evidence"
 #: Reason when ``--timeout`` ended the check before any verdict was judged.
 CHECK_TIMED_OUT: Final = "check_timed_out"
+#: The readiness of a connected session when no span judged its catalog (no traversal ended):
+#: what the processor writes for a catalog without discovery (``core.contract.readiness``; a unit
+#: test holds the two equal, as check never imports a classifier).
+NOT_DISCOVERED: Final = (
+    Verdict.STALE_CATALOG.value,
+    "catalog_no_discovery",
+    NextAction.BOUNDED_REDISCOVERY.value,
+)
 
 
 def _attrs(span: ReadableSpan) -> Mapping[str, Any]:
@@ -51,21 +59,6 @@ def _first(spans: Sequence[ReadableSpan], name: str) -> Any:
     return next((v for s in spans if (v := _attrs(s).get(name)) is not None), None)
 
 
-def _layers_up_to(failed: str) -> dict[str, str]:
-    """Layer statuses of a failed handshake: passed before the failed one, unobserved after."""
-    statuses: dict[str, str] = {}
-    reached = False
-    for layer in LAYERS:
-        if layer.value == failed:
-            statuses[layer.value] = LayerStatus.FAILED.value
-            reached = True
-        else:
-            statuses[layer.value] = (
-                LayerStatus.UNOBSERVED.value if reached else LayerStatus.PASSED.value
-            )
-    return statuses
-
-
 def _session(spans: Sequence[ReadableSpan], facts: Facts) -> dict[str, Any]:
     attrs = _handshake(spans) or {}
     listed = attrs.get(A.SESSION_CAPABILITY_TOOLS_LIST_CHANGED)
@@ -80,13 +73,17 @@ def _session(spans: Sequence[ReadableSpan], facts: Facts) -> dict[str, Any]:
         "connected": facts.connected,
     }
     if A.VERDICT in attrs:  # the processor judges a handshake only when it failed
-        failed = str(attrs.get(A.CALL_FIRST_FAILED_LAYER, FirstFailedLayer.NONE.value))
         session.update(
             verdict=attrs[A.VERDICT],
             reason=attrs.get(A.REASON),
             nextAction=attrs.get(A.NEXT_ACTION),
-            firstFailedLayer=failed,
-            layers=_layers_up_to(failed) if failed != FirstFailedLayer.NONE.value else {},
+            firstFailedLayer=attrs.get(A.CALL_FIRST_FAILED_LAYER, FirstFailedLayer.NONE.value),
+            # the processor writes them when the handshake failed at a layer
+            layers={
+                layer.value: attrs[key]
+                for layer in LAYERS
+                if (key := A.layer_attribute(layer.value)) in attrs
+            },
         )
         scopes = attrs.get(A.AUTH_REQUIRED_SCOPES)
         if scopes:  # scope names only (never a token), as the span carries them
@@ -134,7 +131,7 @@ def _call(spans: Sequence[ReadableSpan], tool: str) -> dict[str, Any] | None:
 
 
 def _session_verdict(
-    session: Mapping[str, Any], catalog: Mapping[str, Any], facts: Facts
+    spans: Sequence[ReadableSpan], session: Mapping[str, Any], facts: Facts
 ) -> tuple[str, str, str]:
     """(verdict, reason, next action) of a check without a call (see the module docstring)."""
     if "verdict" in session:
@@ -142,14 +139,15 @@ def _session_verdict(
     if not facts.connected:
         reason = CHECK_TIMED_OUT if facts.timed_out else NO_EVIDENCE
         return Verdict.UNVERIFIED.value, reason, NextAction.NONE.value
-    if catalog["verdict"] == CatalogVerdict.CONVERGED.value:
-        return CatalogVerdict.CONVERGED.value, catalog["reason"], NextAction.NONE.value
-    action = (
-        NextAction.RESUME_DISCOVERY
-        if catalog["verdict"] == CatalogVerdict.INCOMPLETE.value
-        else NextAction.BOUNDED_REDISCOVERY
-    )
-    return Verdict.STALE_CATALOG.value, f"catalog_{catalog['reason']}", action.value
+    judged = [_attrs(s) for s in spans if A.READINESS_VERDICT in _attrs(s)]
+    if judged:
+        latest = judged[-1]
+        return (
+            latest[A.READINESS_VERDICT],
+            latest[A.READINESS_REASON],
+            latest[A.READINESS_NEXT_ACTION],
+        )
+    return NOT_DISCOVERED
 
 
 def build(spans: Sequence[ReadableSpan], facts: Facts, options: CheckOptions) -> dict[str, Any]:
@@ -165,7 +163,7 @@ def build(spans: Sequence[ReadableSpan], facts: Facts, options: CheckOptions) ->
         # Asked for a call that left no judged span (cut off by --timeout before it ended).
         verdict, reason, action = Verdict.UNVERIFIED.value, CHECK_TIMED_OUT, NextAction.NONE.value
     else:
-        verdict, reason, action = _session_verdict(session, catalog, facts)
+        verdict, reason, action = _session_verdict(spans, session, facts)
     report.update(
         verdict=verdict,
         reason=reason,

@@ -148,7 +148,7 @@ def _stale_catalog(c: ContractContext) -> _D | None:
     if c.catalog is not None:
         if c.catalog.verdict is CatalogVerdict.CONVERGED or _own_failure_shows(c):
             return None
-        return Decision(Verdict.STALE_CATALOG, f"catalog_{c.catalog.reason}", c.catalog.next_action)
+        return stale_catalog(c.catalog)
     verdict = c.catalog_verdict or CatalogVerdict.UNVERIFIABLE
     if verdict is CatalogVerdict.CONVERGED:
         return None
@@ -158,6 +158,23 @@ def _stale_catalog(c: ContractContext) -> _D | None:
         else NextAction.BOUNDED_REDISCOVERY
     )
     return Decision(Verdict.STALE_CATALOG, f"catalog_{verdict.value}", action)
+
+
+def stale_catalog(catalog: CatalogResult) -> _D:
+    """The ``stale_catalog`` decision of a catalog that is not converged: reason
+    ``catalog_<its reason>``, the catalog's next action."""
+    return Decision(Verdict.STALE_CATALOG, f"catalog_{catalog.reason}", catalog.next_action)
+
+
+def readiness(catalog: CatalogResult) -> Decision[Verdict | CatalogVerdict]:
+    """A session's verdict without a call, as its catalog decides it
+    (docs/model.md#without-a-call): ``converged`` when the catalog is, else the
+    ``stale_catalog`` a call would get. A failed or incompatible handshake's own verdict, on its
+    span, comes first."""
+    if catalog.verdict is CatalogVerdict.CONVERGED:
+        return Decision(CatalogVerdict.CONVERGED, catalog.reason, catalog.next_action)
+    stale = stale_catalog(catalog)  # a Decision[Verdict]: the fields, under the wider type
+    return Decision(stale.verdict, stale.reason, stale.next_action)
 
 
 def _own_failure_shows(c: ContractContext) -> bool:

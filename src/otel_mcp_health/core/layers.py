@@ -47,6 +47,7 @@ class LayerJudgement:
 
 _PASSED = LayerJudgement(LayerStatus.PASSED)
 _UNOBSERVED = LayerJudgement(LayerStatus.UNOBSERVED)
+_FAILED = LayerJudgement(LayerStatus.FAILED)
 
 
 def _failed(reason: str, action: NextAction) -> LayerJudgement:
@@ -286,6 +287,15 @@ def _mask_after_first_failure(
         if statuses[layer] is LayerStatus.FAILED:
             failed = layer
     return statuses, failed
+
+
+def stopped_at(first_failed: FirstFailedLayer) -> dict[Layer, LayerStatus]:
+    """The layer statuses of a request known only by where it stopped (a failed handshake:
+    docs/model.md#handshake): ``passed`` before ``first_failed``, ``failed`` there, and
+    ``unobserved`` after it, masked like a call's (every layer ``passed`` for ``none``)."""
+    reached = {layer: _FAILED if layer.value == first_failed.value else _PASSED for layer in LAYERS}
+    statuses, _ = _mask_after_first_failure(reached)
+    return statuses
 
 
 def _passing_reason(outcome: LayerJudgement, call: CallEvidence, *, reconciled: bool) -> str:

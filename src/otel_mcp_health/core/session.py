@@ -23,7 +23,7 @@ from otel_mcp_health.core.evidence import (
     ProgressEvidence,
     SessionEvidence,
 )
-from otel_mcp_health.core.layers import evaluate_layers
+from otel_mcp_health.core.layers import evaluate_layers, stopped_at
 from otel_mcp_health.core.progress import ClockState, ProgressSummary, clocks, summarize
 from otel_mcp_health.core.vocabulary import CatalogVerdict, FirstFailedLayer, LiveState
 
@@ -93,7 +93,8 @@ def judge_in_session(
     )
     result = result_from(call, layers, context)
     if handshake.failed is not None and result.rule == "handshake_failed":
-        result = dataclasses.replace(result, first_failed_layer=handshake.failed.first_failed)
+        first = handshake.failed.first_failed
+        result = dataclasses.replace(result, first_failed_layer=first, layers=stopped_at(first))
     return SessionResult(
         call=result,
         catalog=catalog,

@@ -272,6 +272,6 @@ def judgement(call: CallEvidence, outcome: SessionResult) -> Judged:
     """A fresh judgement of ``call`` from the core's answer."""
     verdicts = _verdicts.call_attributes(outcome.call)
     if outcome.catalog is not None:
-        verdicts.update(_verdicts.catalog_attributes(outcome.catalog))
+        verdicts.update(_verdicts.catalog_verdict_attributes(outcome.catalog))
     authorization = outcome.call.layers.get(Layer.AUTHORIZATION)
     return Judged(call, outcome.call, outcome.catalog_verdict, verdicts, authorization)

@@ -51,12 +51,15 @@ linked to the silent call): the silent call judged again with that evidence (doc
 e.g. ``tool_failed`` / ``retry_within_budget`` when the effect is confirmed absent.
 
 On the page that ends a ``tools/list`` traversal (or fails it), on ``list_changed`` spans and on
-``mcp_health.install`` spans: the catalog verdict. On a failed handshake span (``initialize`` /
-``server/discover``): the verdict of its first failed layer (``transport_error``, ``needs_auth``,
-``protocol_error``, ``incompatible_session``); also on a handshake that negotiated a version the
-client does not support. A ``server/discover`` probe that failed and was followed by the session's
-fallback handshake is marked ``mcp_health.session.superseded`` by the instrumentation: one
-connection attempt, judged once, on the handshake that superseded it (docs/model.md#handshake).
+``mcp_health.install`` spans: the catalog verdict, and the session's readiness without a call
+(``mcp_health.readiness.*``, docs/model.md#without-a-call). On a failed handshake span
+(``initialize`` / ``server/discover``): the verdict of its first failed layer
+(``transport_error``, ``needs_auth``, ``protocol_error``, ``incompatible_session``) and the five
+``mcp_health.layer.<layer>`` statuses of where it stopped; the verdict also on a handshake that
+negotiated a version the client does not support. A ``server/discover`` probe that failed and
+was followed by the session's fallback handshake is marked ``mcp_health.session.superseded`` by the
+instrumentation: one connection attempt, judged once, on the handshake that superseded it
+(docs/model.md#handshake).
 
 Non-MCP spans (any span whose instrumentation scope is not ``otel_mcp_health.instrumentation``)
 are forwarded as the very same object after one attribute comparison. If the processor's own code

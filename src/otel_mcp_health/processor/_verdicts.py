@@ -18,7 +18,9 @@ from opentelemetry.trace import Status, StatusCode
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import CatalogResult
+from otel_mcp_health.core.contract import readiness
 from otel_mcp_health.core.progress import ProgressSummary
+from otel_mcp_health.core.vocabulary import FirstFailedLayer
 from otel_mcp_health.processor import _sdkspan
 
 if TYPE_CHECKING:  # the sessions import the memo, which writes verdicts
@@ -46,7 +48,20 @@ def with_server_name(
 
 
 def catalog_attributes(result: CatalogResult) -> dict[str, Any]:
-    """``mcp_health.catalog.*`` verdict attributes of a catalog judgement."""
+    """What a span that judges the catalog carries (the page that ends a traversal,
+    ``list_changed``, ``mcp_health.install``): the catalog verdict, then the session's readiness
+    without a call as that catalog decides it (``mcp_health.readiness.*``)."""
+    attrs = catalog_verdict_attributes(result)
+    ready = readiness(result)
+    attrs[A.READINESS_VERDICT] = ready.verdict.value
+    attrs[A.READINESS_REASON] = str(ready.reason)
+    attrs[A.READINESS_NEXT_ACTION] = ready.next_action.value
+    return attrs
+
+
+def catalog_verdict_attributes(result: CatalogResult) -> dict[str, Any]:
+    """``mcp_health.catalog.*`` verdict attributes of a catalog judgement (a call carries those
+    of the catalog it was judged against)."""
     attrs: dict[str, Any] = {
         A.CATALOG_VERDICT: result.verdict.value,
         A.CATALOG_REASON: str(result.reason),
@@ -73,8 +88,8 @@ def inherited_attributes(session: Session, now: int | None) -> dict[str, Any]:
     return attrs
 
 
-def verdict_attributes(result: CallResult) -> dict[str, Any]:
-    """Verdict, next action, reason and first failed layer (all a judged handshake carries)."""
+def _decision_attributes(result: CallResult) -> dict[str, Any]:
+    """Verdict, next action, reason and first failed layer."""
     return {
         A.VERDICT: result.verdict.value,
         A.NEXT_ACTION: result.next_action.value,
@@ -83,12 +98,26 @@ def verdict_attributes(result: CallResult) -> dict[str, Any]:
     }
 
 
-def call_attributes(result: CallResult) -> dict[str, Any]:
-    """Verdict, next action, reasons and the five layer statuses of one judged call."""
-    attrs = verdict_attributes(result)
-    attrs[A.CALL_REASON] = str(result.reason)
+def _add_layers(attrs: dict[str, Any], result: CallResult) -> None:
     for layer, status in result.layers.items():
         attrs[A.layer_attribute(layer.value)] = status.value
+
+
+def verdict_attributes(result: CallResult) -> dict[str, Any]:
+    """What a judged handshake carries: verdict, next action, reason, first failed layer and,
+    when it failed at a layer, the five layer statuses the core gives it (passed before that
+    layer, failed there, unobserved after: ``core.layers.stopped_at``)."""
+    attrs = _decision_attributes(result)
+    if result.first_failed_layer is not FirstFailedLayer.NONE:
+        _add_layers(attrs, result)
+    return attrs
+
+
+def call_attributes(result: CallResult) -> dict[str, Any]:
+    """Verdict, next action, reasons and the five layer statuses of one judged call."""
+    attrs = _decision_attributes(result)
+    attrs[A.CALL_REASON] = str(result.reason)
+    _add_layers(attrs, result)
     if result.effect_unknown:
         attrs[A.EFFECT_UNKNOWN] = True
     return attrs
