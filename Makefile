@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SEEDS  := tests/fixtures/seeds
 
-.PHONY: setup demo replay check coverage test matrix lint format bench bench-publish clean provision provision-check pipeline
+.PHONY: setup demo replay check coverage test matrix lint format bench bench-instructions bench-publish clean provision provision-check pipeline
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -82,7 +82,13 @@ format: $(STAMP)
 ## to benchmarks/.results/ (ignored): the tree stays clean. `make bench-publish` copies the last
 ## run's results into benchmarks/results/, the published figures, on purpose.
 bench: $(STAMP)
-	@for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done
+	@for script in $(filter-out %/bench_instructions.py,$(wildcard benchmarks/bench_*.py)); do \
+	  $(BIN)/python $$script || exit 1; done
+
+## Instructions per in-process call under callgrind (~8 min; needs valgrind): the per-call work,
+## which the load of a shared machine does not move. Results beside make bench's.
+bench-instructions: $(STAMP)
+	$(BIN)/python benchmarks/bench_instructions.py
 
 bench-publish:
 	@test -n "$$(ls benchmarks/.results/*.md 2>/dev/null)" || { echo "no results: run make bench first"; exit 1; }

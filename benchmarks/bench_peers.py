@@ -33,8 +33,9 @@ the baseline's venv: only the client's CPU is counted), lists the tools, makes :
 calls, then :data:`CALLS` calls of a trivial tool in :data:`SLICES` slices after a full garbage
 collection: CPU per call is the least disturbed slice (a shared machine only ever adds time),
 latency the median call. Ratios are the median over rounds of each round's ratio to the baseline
-of the same SDK line in the same round, with their range. Results:
-``benchmarks/.results/peers.md``.
+of the same SDK line in the same round, with their range. Last, ours against :data:`TARGETS`.
+Results: ``benchmarks/.results/peers.md``. ``BENCH_PEERS_ROUNDS`` sets the rounds (0 times
+nothing), ``BENCH_PEERS_ONLY=ours,traceloop`` times those kinds only (with the baselines).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from _common import HERE, ROOT, Report, median, ratio, stop_child
+from _common import HERE, ROOT, Report, median, ratio, ratio_value, stop_child
 from _peers import venvs
 
 #: The peers, one home for their versions (the newest that install on Python 3.11 today).
@@ -77,6 +78,18 @@ OTEL = (
     "opentelemetry-util-http==0.66b1",
 )
 ROUNDS = int(os.environ.get("BENCH_PEERS_ROUNDS", "8"))
+#: ``BENCH_PEERS_ONLY=ours,traceloop``: time these kinds only (the baselines always run).
+ONLY = {kind for kind in os.environ.get("BENCH_PEERS_ONLY", "").split(",") if kind}
+#: Ours against the targets: (SDK line, transport, measure, limit). A limit is at most that
+#: many times the same round's baseline, except the 1.30 in-process CPU: what ours adds to the
+#: baseline is at most what Traceloop adds in the same round (``TRACELOOP_ADDS``).
+TRACELOOP_ADDS = "added ≤ Traceloop's added"
+TARGETS = (
+    ("1.30", "in-process", "cpu_us", TRACELOOP_ADDS),
+    ("1.30", "http", "latency_us", 1.05),
+    ("2.3", "in-process", "cpu_us", 1.15),
+    ("2.3", "http", "latency_us", 1.03),
+)
 CALLS = {"in-process": 200, "http": 100}
 WARMUP = 20
 SLICES = 5
@@ -255,6 +268,58 @@ def _time_rows(
     return rows
 
 
+def _per_round(
+    rounds: list[dict[Config, dict[str, Any]]], configs: Sequence[Config], transport: str, what: str
+) -> list[list[float]]:
+    """``configs``' measure in each round that has them all (one list per config)."""
+    paired = [r for r in rounds if all(config in r for config in configs)]
+    return [[r[config][transport][what] for r in paired] for config in configs]
+
+
+def _target_rows(
+    timed: Sequence[Config], rounds: list[dict[Config, dict[str, Any]]]
+) -> list[list[str]]:
+    rows = []
+    by_name = {config.name: config for config in timed}
+    for line, transport, what, limit in TARGETS:
+        ours, base = by_name.get(f"ours-{line}"), by_name.get(f"baseline-{line}")
+        peer = by_name.get(f"traceloop-{line}") if limit == TRACELOOP_ADDS else base
+        measure = f"{transport} {'CPU' if what == 'cpu_us' else 'latency'}"
+        if ours is None or base is None or peer is None:
+            rows.append([line, measure, "not timed", "", str(limit)])
+            continue
+        values, baseline, other = _per_round(rounds, (ours, base, peer), transport, what)
+        if limit == TRACELOOP_ADDS:
+            pairs = [(v - b, o - b) for v, b, o in zip(values, baseline, other, strict=True)]
+            ratios = [added / theirs for added, theirs in pairs if theirs > 0]
+            added = median([added for added, _ in pairs]) if pairs else 0.0
+            theirs = median([t for _, t in pairs]) if pairs else 0.0
+            shown = f"+{added:.0f} µs vs Traceloop's +{theirs:.0f} µs"
+            result, bound = (median(ratios) if ratios else float("inf")), 1.0
+        else:
+            result, bound = ratio_value(values, baseline), float(limit)
+            shown = f"{result:.2f}x"
+        verdict = "meets" if result <= bound else "misses"
+        rows.append([line, measure, shown, f"{result:.2f}x", f"{verdict} ({limit})"])
+    return rows
+
+
+def _time_rounds(timed: Sequence[Config], urls: dict[str, str]) -> list[dict[Config, Any]]:
+    """:data:`ROUNDS` rounds, each one fresh child per configuration in a rotated order."""
+    rounds = []
+    for index in range(ROUNDS):
+        shift = index % len(timed) if timed else 0
+        measured = {}
+        for config in [*timed[shift:], *timed[:shift]]:
+            result = run_child(config, "time", urls[config.line])
+            if "error" in result or "setup_error" in result:
+                print(f"{config.name}, round {index + 1}: {result}", file=sys.stderr)
+                continue
+            measured[config] = result
+        rounds.append(measured)
+    return rounds
+
+
 def main() -> int:
     started = time.monotonic()
     report = Report("Peer benchmark: otel-mcp-health, Traceloop, OpenLIT, Logfire", "peers")
@@ -264,7 +329,6 @@ def main() -> int:
     status: dict[Config, str | None] = dict(installed)
     versions = {config: _version(config) for config in CONFIGS if status[config] is None}
     probes: dict[Config, dict[str, Any]] = {}
-    rounds: list[dict[Config, dict[str, Any]]] = []
     with ExitStack() as stack:
         urls = {}
         for line in MCP:
@@ -281,17 +345,11 @@ def main() -> int:
                 continue
             base = next(c for c in CONFIGS if c.kind == "baseline" and c.line == config.line)
             status[config] = _why_not_timed(config, probes[config], probes[base])
+        for config in CONFIGS:
+            if ONLY and config.kind not in ONLY | {"baseline"} and status[config] is None:
+                status[config] = "not timed: BENCH_PEERS_ONLY"
         timed = [config for config in CONFIGS if status[config] is None]
-        for index in range(ROUNDS):
-            shift = index % len(timed) if timed else 0
-            measured = {}
-            for config in timed[shift:] + timed[:shift]:
-                result = run_child(config, "time", urls[config.line])
-                if "error" in result or "setup_error" in result:
-                    print(f"{config.name}, round {index + 1}: {result}", file=sys.stderr)
-                    continue
-                measured[config] = result
-            rounds.append(measured)
+        rounds = _time_rounds(timed, urls)
     elapsed = time.monotonic() - started
     report.add(
         f"- {ROUNDS} rounds; each round one fresh process per configuration, rotated order; "
@@ -353,6 +411,11 @@ def main() -> int:
                 ),
                 _time_rows(timed_here, rounds),
             )
+    report.add("", "## Ours against the targets (median of the per-round ratios)")
+    report.table(
+        ("mcp", "measure", "ours", "ratio", "target"),
+        _target_rows([config for config in CONFIGS if status[config] is None], rounds),
+    )
     report.write()
     return 0
 

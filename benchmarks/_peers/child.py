@@ -1,11 +1,13 @@
 """One configuration of the peer benchmark, in its own venv and its own fresh process.
 
 ``python child.py '<json>'`` with ``{"kind", "mode", "url", "calls", "warmup", "slices"}``:
-``kind`` is ``baseline``, ``ours``, ``traceloop``, ``openlit`` or ``logfire`` (the package it names
-is installed in this venv, with ``mcp`` 1.x or 2.x); ``mode`` is ``time`` (CPU per call and
-latency, in-process and over streamable HTTP to ``url``) or ``probe`` (what the configuration
-records: spans per call, attributes per span, span names, whether the call's arguments or result
-appear on a span; with an ``InMemorySpanExporter``). It prints one line, ``PEERS-RESULT <json>``;
+``kind`` is ``baseline``, ``ours``, ``ours-instrumentation`` (no span processor), ``traceloop``,
+``openlit`` or ``logfire`` (the package it names is installed in this venv, with ``mcp`` 1.x or
+2.x); ``mode`` is ``time`` (CPU per call and latency, in-process and over streamable HTTP to
+``url``), ``probe`` (what the configuration records: spans per call, attributes per span, span
+names, whether the call's arguments or result appear on a span; with an
+``InMemorySpanExporter``) or ``calls`` (in-process calls and nothing else, for an instruction
+count under callgrind: ``bench_instructions.py``). It prints one line, ``PEERS-RESULT <json>``;
 anything else it or the peer prints is not read. Only this file's standard library, the SDK and
 the peer's public set-up are used, so it runs in every venv of ``bench_peers.py``.
 """
@@ -76,6 +78,10 @@ def _setup(kind: str, exporter: SpanExporter) -> list[str]:
             McpHealthInstrumentor().instrument(tracer_provider=provider)
         else:
             provider.add_span_processor(exporting)
+        if kind == "ours-instrumentation":  # ours without the span processor
+            from otel_mcp_health import McpHealthInstrumentor
+
+            McpHealthInstrumentor().instrument(tracer_provider=provider)
         trace.set_tracer_provider(provider)
         if kind == "traceloop":
             from opentelemetry.instrumentation.mcp import McpInstrumentor
@@ -207,6 +213,12 @@ async def _run(job: dict[str, Any]) -> dict[str, Any]:
         out["warnings"] = _setup(job["kind"], exporter)
     except Exception as exc:  # noqa: BLE001 - a configuration that fails is reported, not fatal; a peer that cannot instrument this SDK is a result
         out["setup_error"] = f"{type(exc).__name__}: {exc}"
+        return out
+    if job["mode"] == "calls":  # in-process calls only, nothing measured (callgrind counts)
+        async with _clients(job["url"])["in-process"]() as client:
+            await client.list_tools()
+            for _ in range(job["warmup"] + job["calls"]["in-process"]):
+                await client.call_tool("lookup", ARGUMENTS)
         return out
     for transport, make in _clients(job["url"]).items():
         async with make() as client:

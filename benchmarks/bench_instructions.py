@@ -1,0 +1,191 @@
+"""Benchmark: instructions per in-process ``tools/call`` under callgrind, ours against the baseline
+of the same SDK line and against Traceloop, and the floor an SDK span sets.
+
+Run ``make bench-instructions`` (it needs ``valgrind``; ``make bench`` leaves it out, it takes about
+8 minutes on two cores). CPU-time ratios on a shared two-core machine range widely from round to
+round; an instruction count does not move with the load, so small changes to the per-call path
+show here first (a cycle is not an instruction: read the counts as the work done, the CPU-time
+ratios of ``bench_peers.py`` as what it costs).
+
+Method: each configuration runs ``_peers/child.py`` in mode ``calls`` (an in-process session, the
+tools listed, 20 warm-up calls, then the calls) in its venv of ``bench_peers.py`` under
+``valgrind --tool=callgrind``, once with :data:`FEW` calls and once with :data:`MANY`; the
+difference over ``MANY - FEW`` is one call's instructions (start-up, imports and the session's
+opening cancel out). ``PYTHONHASHSEED=0``. The floors: the SDK alone starting a CLIENT span and
+ending it through a ``SimpleSpanProcessor`` to an exporter that does nothing, with the number of
+attributes given at the start and at the end, in the ``ours-1.30`` venv. Results:
+``benchmarks/.results/instructions.md``.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from _common import HERE, Report
+from bench_peers import CONFIGS, Config, ensure_venv
+
+FEW, MANY = 5, 405
+#: (label, attributes at the start, attributes at the end): what a bare SDK span costs. Ours on an
+#: in-process 1.x call writes 7 at the start and 6 at the end; Traceloop's span carries 4.
+SPANS = (
+    ("a CLIENT span, no attribute", 0, 0),
+    ("a CLIENT span, 4 attributes at its start (Traceloop's count)", 4, 0),
+    ("a CLIENT span, 7 attributes at its start and 6 at its end (ours on 1.x)", 7, 6),
+)
+SPAN_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+    from opentelemetry.trace import SpanKind
+
+    class Nothing(SpanExporter):
+        def export(self, spans):
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(Nothing()))
+    tracer = provider.get_tracer("bench")
+    first, last, count = (int(arg) for arg in sys.argv[1:])
+    start = {f"mcp_health.start{i}": "value" if i % 2 else i for i in range(first)}
+    end = {f"mcp_health.end{i}": "value" for i in range(last)}
+    for _ in range(count):
+        span = tracer.start_span("tools/call lookup", kind=SpanKind.CLIENT, attributes=start)
+        if end:
+            span.set_attributes(end)
+        span.end()
+    """
+)
+COLLECTED = re.compile(r"Collected : (\d+)")
+#: A process's command line, given how many calls (or spans) it makes.
+Command = Callable[[int], list[str]]
+
+
+@dataclass(frozen=True)
+class Counted:
+    config: Config
+    kind: str  # the child's kind: ours-instrumentation runs in the ours venv
+
+    @property
+    def label(self) -> str:
+        if self.kind == "ours-instrumentation":
+            return "otel-mcp-health, instrumentation only (no span processor)"
+        return self.config.label
+
+
+def _counted() -> list[Counted]:
+    chosen = []
+    for config in CONFIGS:
+        if config.kind in ("baseline", "ours") or (config.kind, config.line) == (
+            "traceloop",
+            "1.30",
+        ):
+            chosen.append(Counted(config, config.kind))
+        if config.kind == "ours":
+            chosen.append(Counted(config, "ours-instrumentation"))
+    return chosen
+
+
+def _instructions(command: list[str]) -> int:
+    """The instructions ``command`` executed under callgrind (raises if it failed)."""
+    proc = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+        timeout=1200,
+        check=False,
+    )
+    found = COLLECTED.search(proc.stderr)
+    if proc.returncode or found is None:
+        raise RuntimeError(f"{command[1:]}: exit {proc.returncode}: {proc.stderr[-300:]}")
+    return int(found.group(1))
+
+
+def _per_call(make: Command) -> float:
+    """One call's instructions: (``MANY`` calls - ``FEW`` calls) / (``MANY`` - ``FEW``)."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        few, many = pool.map(lambda n: _instructions(make(n)), (FEW, MANY))
+    return (many - few) / (MANY - FEW)
+
+
+def _child(counted: Counted) -> Command:
+    def command(calls: int) -> list[str]:
+        job = {"kind": counted.kind, "mode": "calls", "url": "", "warmup": 20}
+        job["calls"] = {"in-process": calls}
+        return [str(counted.config.python), str(HERE / "_peers" / "child.py"), json.dumps(job)]
+
+    return command
+
+
+def _span(first: int, last: int) -> Command:
+    python = next(config.python for config in CONFIGS if config.name == "ours-1.30")
+    return lambda count: [str(python), "-c", SPAN_SCRIPT, str(first), str(last), str(count)]
+
+
+def _rows(counts: dict[Counted, float]) -> list[list[str]]:
+    bases = {c.config.line: v for c, v in counts.items() if c.kind == "baseline"}
+    peer = next((v for c, v in counts.items() if c.kind == "traceloop"), None)
+    rows = []
+    for counted, value in counts.items():
+        line = counted.config.line
+        base = bases[line]
+        against_peer = ""
+        if line == "1.30" and counted.kind != "baseline" and peer is not None:
+            against_peer = f"{(value - base) / (peer - base):.2f}x"
+        rows.append(
+            [
+                f"mcp {line}",
+                counted.label,
+                f"{value / 1000:,.0f} k",
+                f"{value / base:.3f}x",
+                f"{(value - base) / 1000:+,.0f} k",
+                against_peer,
+            ]
+        )
+    return rows
+
+
+def main() -> int:
+    report = Report("Instructions per in-process `tools/call` (callgrind)", "instructions")
+    if shutil.which("valgrind") is None:
+        report.add("", "valgrind is not installed (`apt-get install valgrind`): nothing counted.")
+        report.write()
+        return 0
+    started = time.monotonic()
+    counted = [c for c in _counted() if ensure_venv(c.config) is None]
+    counts = {c: _per_call(_child(c)) for c in counted}
+    spans = {label: _per_call(_span(first, last)) for label, first, last in SPANS}
+    report.add(
+        f"- per call: (instructions with {MANY} calls - with {FEW} calls) / {MANY - FEW}, each "
+        "process under `valgrind --tool=callgrind`, `PYTHONHASHSEED=0`; the venvs of "
+        "`bench_peers.py`; the server runs in the same process",
+        f"- the whole run took {time.monotonic() - started:.0f} s",
+        "",
+        "## Per call",
+    )
+    report.table(
+        ("line", "configuration", "instructions", "× baseline", "added", "added ÷ Traceloop's"),
+        _rows(counts),
+    )
+    report.add("", "## The SDK's span alone (the floor of any span-making instrumentation)")
+    report.table(
+        ("span", "instructions"),
+        [[label, f"{value / 1000:,.0f} k"] for label, value in spans.items()],
+    )
+    report.write()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
