@@ -206,10 +206,11 @@ RETRY_OVER_BUDGET: Final = "mcp_health.retry.over_budget"
 RETRY_UNRECONCILED: Final = "mcp_health.retry.unreconciled"
 LIVE_STATE: Final = "mcp_health.live_state"
 #: On a span that judges the catalog (the page that ends a traversal, ``list_changed``,
-#: ``mcp_health.install``): the session's readiness without a call as that catalog decides it
-#: (docs/model.md#without-a-call): ``converged``, else ``stale_catalog`` with reason
-#: ``catalog_<catalog reason>`` and the catalog's next action. A failed or incompatible
-#: handshake's own ``mcp_health.verdict``, on its span, comes first.
+#: ``mcp_health.install``): the session's readiness without a call (docs/model.md#without-a-call):
+#: the verdict of its handshake when that was answered but unhealthy (``incompatible_session``),
+#: else as the catalog decides it: ``converged``, else ``stale_catalog`` with reason
+#: ``catalog_<catalog reason>`` and the catalog's next action. A failed handshake's own
+#: ``mcp_health.verdict`` is on its span (no catalog is judged after it).
 READINESS_VERDICT: Final = "mcp_health.readiness.verdict"
 READINESS_REASON: Final = "mcp_health.readiness.reason"
 READINESS_NEXT_ACTION: Final = "mcp_health.readiness.next_action"

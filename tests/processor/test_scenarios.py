@@ -190,6 +190,14 @@ async def test_incompatible_session_when_the_client_does_not_support_the_version
         "unsupported_version",
     )
     assert verdict(pipeline.last("tools/call lookup"))[0] == "incompatible_session"
+    # the catalog converged, but a session without a call is no readier than its handshake
+    last_page = pipeline.named("tools/list")[-1]
+    assert attrs(last_page)[A.CATALOG_VERDICT] == "converged"
+    assert readiness(last_page) == (
+        "incompatible_session",
+        "unsupported_version",
+        "align_protocol_version",
+    )
 
 
 async def test_waiting_for_user_is_not_stuck(instrumented: Pipeline) -> None:

@@ -166,11 +166,14 @@ def stale_catalog(catalog: CatalogResult) -> _D:
     return Decision(Verdict.STALE_CATALOG, f"catalog_{catalog.reason}", catalog.next_action)
 
 
-def readiness(catalog: CatalogResult) -> Decision[Verdict | CatalogVerdict]:
-    """A session's verdict without a call, as its catalog decides it
-    (docs/model.md#without-a-call): ``converged`` when the catalog is, else the
-    ``stale_catalog`` a call would get. A failed or incompatible handshake's own verdict, on its
-    span, comes first."""
+def readiness(
+    catalog: CatalogResult, handshake: Decision[Verdict] | None = None
+) -> Decision[Verdict | CatalogVerdict]:
+    """A session's verdict without a call (docs/model.md#without-a-call): an unhealthy
+    handshake's own verdict first (``handshake``: an incompatible session's), else as its catalog
+    decides it: ``converged`` when the catalog is, else the ``stale_catalog`` a call would get."""
+    if handshake is not None:
+        return Decision(handshake.verdict, handshake.reason, handshake.next_action)
     if catalog.verdict is CatalogVerdict.CONVERGED:
         return Decision(CatalogVerdict.CONVERGED, catalog.reason, catalog.next_action)
     stale = stale_catalog(catalog)  # a Decision[Verdict]: the fields, under the wider type

@@ -28,6 +28,7 @@ from otel_mcp_health.core.evidence import (
 )
 from otel_mcp_health.core.progress import ProgressSummary, clocks, summarize
 from otel_mcp_health.core.retries import over_budget
+from otel_mcp_health.core.rules import Decision
 from otel_mcp_health.core.session import classify_session, judge_in_session
 from otel_mcp_health.core.vocabulary import (
     NS_PER_S,
@@ -153,7 +154,7 @@ class Engine:
             lag = (now - session.pending_signal) / NS_PER_S
             session.pending_signal = None
             self._metrics.convergence_lag.record(lag, _server_labels(attrs, session))
-        return _verdicts.catalog_attributes(result)
+        return _verdicts.catalog_attributes(result, session.unhealthy_handshake)
 
     def _judge_page(
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
@@ -195,7 +196,10 @@ class Engine:
             session.handshake = evidence
             if (server := _codec.decode_server_key(attrs)) is not None:
                 session.join(self._servers.touch(server))
-            if rule not in _HANDSHAKE_RULES:
+            unhealthy = rule in _HANDSHAKE_RULES
+            decision = Decision(result.verdict, result.reason, result.next_action)
+            session.unhealthy_handshake = decision if unhealthy else None
+            if not unhealthy:
                 return {}
         verdicts = _verdicts.verdict_attributes(result)
         self._open_incident(span, attrs, session, result=result, verdicts=verdicts)

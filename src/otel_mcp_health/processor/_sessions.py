@@ -45,8 +45,9 @@ from otel_mcp_health.core.evidence import (
     ToolCallCheck,
 )
 from otel_mcp_health.core.reasons import Reason
+from otel_mcp_health.core.rules import Decision
 from otel_mcp_health.core.traversal import DEFAULT_MAX_PAGES, CursorChain
-from otel_mcp_health.core.vocabulary import NS_PER_S
+from otel_mcp_health.core.vocabulary import NS_PER_S, Verdict
 from otel_mcp_health.processor._memo import SessionMemo
 from otel_mcp_health.processor._servers import ServerCatalog
 
@@ -92,6 +93,9 @@ class Session:
     client_digest_error: str | None = None
     findings: tuple[ToolCallCheck, ...] = ()
     auth_failure: AuthorizationEvidence | None = None
+    #: The verdict of the session's handshake when it was answered but unhealthy (an
+    #: incompatible session): the session's readiness without a call, whatever its catalog.
+    unhealthy_handshake: Decision[Verdict] | None = None
     #: The session's end span arrived; released when its last open call span ends.
     closing: bool = False
     #: What the sessions of this session's server share (known from its handshake span).

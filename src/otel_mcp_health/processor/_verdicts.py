@@ -20,7 +20,8 @@ from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import CatalogResult
 from otel_mcp_health.core.contract import readiness
 from otel_mcp_health.core.progress import ProgressSummary
-from otel_mcp_health.core.vocabulary import FirstFailedLayer
+from otel_mcp_health.core.rules import Decision
+from otel_mcp_health.core.vocabulary import FirstFailedLayer, Verdict
 from otel_mcp_health.processor import _sdkspan
 
 if TYPE_CHECKING:  # the sessions import the memo, which writes verdicts
@@ -47,12 +48,15 @@ def with_server_name(
     return {**verdicts, A.SERVER_NAME: server}
 
 
-def catalog_attributes(result: CatalogResult) -> dict[str, Any]:
+def catalog_attributes(
+    result: CatalogResult, handshake: Decision[Verdict] | None = None
+) -> dict[str, Any]:
     """What a span that judges the catalog carries (the page that ends a traversal,
     ``list_changed``, ``mcp_health.install``): the catalog verdict, then the session's readiness
-    without a call as that catalog decides it (``mcp_health.readiness.*``)."""
+    without a call (``mcp_health.readiness.*``): ``handshake``'s verdict when the session's
+    handshake was unhealthy (incompatible), else as that catalog decides it."""
     attrs = catalog_verdict_attributes(result)
-    ready = readiness(result)
+    ready = readiness(result, handshake)
     attrs[A.READINESS_VERDICT] = ready.verdict.value
     attrs[A.READINESS_REASON] = str(ready.reason)
     attrs[A.READINESS_NEXT_ACTION] = ready.next_action.value
