@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 from mcp import Client, MCPError
-from opentelemetry.sdk.trace import Span
+from opentelemetry.sdk.trace import ReadableSpan, Span
 from tests.integration.mcp_health_servers import build_server
 from tests.integration.mcp_health_support import Captured
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health.instrumentation import _request_hooks
 from otel_mcp_health.processor._spans import INSTRUMENTATION_SCOPE
 
 pytestmark = pytest.mark.anyio
@@ -64,3 +65,33 @@ async def test_each_request_writes_its_evidence_once(
     assert A.ERROR_TYPE in calls["tools/call bad_args"]
     spans = {span.name for span in captured.spans()}
     assert set(calls) <= spans
+
+
+async def test_a_call_of_a_known_shape_gets_the_attributes_a_fresh_fold_gives(
+    captured: Captured,
+) -> None:
+    """The records and request attributes of a ``tools/call`` are memoized by its shape: the
+    second call of each shape (a hit) exports what the first (folded afresh) did, its own
+    JSON-RPC id aside; one tool's calls that end differently (an answer, a timeout) never share."""
+    _request_hooks._ENDED.clear()
+    async with Client(build_server(), mode="legacy") as client:
+        await client.list_tools()
+        for seconds in (5, 6):  # not one call retried: a retry's span says so at its start
+            await client.call_tool("slow", {"seconds": 0})
+            with pytest.raises(MCPError):
+                await client.call_tool("slow", {"seconds": seconds}, read_timeout_seconds=0.05)
+            await client.call_tool("fail", {})
+    assert len(_request_hooks._ENDED) == 3  # one shape each
+
+    def evidence(span: ReadableSpan) -> dict[str, Any]:
+        return {k: v for k, v in (span.attributes or {}).items() if k != A.JSONRPC_REQUEST_ID}
+
+    spans = captured.named("tools/call slow")
+    answered, timed_out = spans[0::2], spans[1::2]
+    for fresh, memoized in (answered, timed_out, captured.named("tools/call fail")):
+        assert evidence(memoized) == evidence(fresh), fresh.name
+        ids = [span.attributes[A.JSONRPC_REQUEST_ID] for span in (fresh, memoized)]  # type: ignore[index]
+        assert ids[0] != ids[1], fresh.name
+    assert A.ERROR_TYPE not in evidence(answered[1])
+    assert evidence(timed_out[1])[A.ERROR_TYPE] == "timeout"
+    assert evidence(captured.named("tools/call fail")[1])[A.CALL_IS_ERROR] is True
