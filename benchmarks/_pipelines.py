@@ -19,7 +19,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
 
 from _common import NoOpExporter
 from otel_mcp_health import McpHealthInstrumentor, McpHealthSpanProcessor
@@ -92,12 +92,13 @@ def install() -> None:
 
 
 @contextmanager
-def configured(config: Config) -> Iterator[None]:
-    """Put ``config`` in force: one SDK pipeline exporting to a no-op exporter, the SDK's spans
-    and ours through it, our processor in front of the exporter when asked, and a MeterProvider
-    for the instrumentation and the processor when asked (else the global no-op one)."""
+def configured(config: Config, exporter: SpanExporter | None = None) -> Iterator[None]:
+    """Put ``config`` in force: one SDK pipeline exporting to a no-op exporter (or ``exporter``),
+    the SDK's spans and ours through it, our processor in front of the exporter when asked, and a
+    MeterProvider for the instrumentation and the processor when asked (else the global no-op
+    one)."""
     meters = MeterProvider(metric_readers=[InMemoryMetricReader()]) if config.meters else None
-    exporting: SpanProcessor = SimpleSpanProcessor(NoOpExporter())
+    exporting: SpanProcessor = SimpleSpanProcessor(exporter or NoOpExporter())
     provider = TracerProvider()
     provider.add_span_processor(
         McpHealthSpanProcessor(exporting, meter_provider=meters) if config.processor else exporting

@@ -4,6 +4,10 @@ Served three ways: in-process (``build_server()``), over stdio (``python _server
 over streamable HTTP (``python _server.py --http``: uvicorn on ``127.0.0.1``, an ephemeral port;
 it prints the endpoint's URL on one line, then serves until its standard input closes). The tool
 does almost nothing on purpose: the benchmark measures what tracing adds around a call.
+
+``build_server(pages=N)`` (over stdio: ``python _server.py --stdio --pages N``) lists a catalog of
+``N`` tools one per ``tools/list`` page instead, chained by ``nextCursor`` (the cursor is the next
+page's number): the discovery benchmark's long traversal (``bench_scale.py``).
 """
 
 from __future__ import annotations
@@ -49,16 +53,47 @@ async def _call_tool(
     return types.CallToolResult(content=[types.TextContent(type="text", text="3 articles found")])
 
 
-def build_server() -> Server[Any]:
-    return Server(
-        "bench-server", version="1.0.0", on_list_tools=_list_tools, on_call_tool=_call_tool
+def paged_tools(pages: int) -> tuple[types.Tool, ...]:
+    """The ``pages`` tools of the paged catalog, one per page."""
+    return tuple(
+        types.Tool(
+            name=f"tool_{index:05d}",
+            description=f"Look up section {index} of the knowledge base.",
+            input_schema=_QUERY,
+            annotations=types.ToolAnnotations(read_only_hint=True),
+        )
+        for index in range(pages)
     )
 
 
-async def _serve_stdio() -> None:
+def _paged(pages: int) -> Any:
+    catalog = paged_tools(pages)
+
+    async def list_page(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        cursor = params.cursor if params is not None else None
+        index = int(cursor) if cursor is not None else 0
+        following = str(index + 1) if index + 1 < pages else None
+        return types.ListToolsResult(tools=[catalog[index]], next_cursor=following)
+
+    return list_page
+
+
+def build_server(pages: int = 0) -> Server[Any]:
+    """The bench server; ``pages``: list a catalog of that many tools, one per page."""
+    return Server(
+        "bench-server",
+        version="1.0.0",
+        on_list_tools=_paged(pages) if pages else _list_tools,
+        on_call_tool=_call_tool,
+    )
+
+
+async def _serve_stdio(pages: int = 0) -> None:
     from mcp.server.stdio import stdio_server
 
-    server = build_server()
+    server = build_server(pages)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
@@ -79,4 +114,7 @@ async def _serve_http() -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(_serve_stdio if sys.argv[1:] == ["--stdio"] else _serve_http)
+    if sys.argv[1:2] == ["--stdio"]:
+        anyio.run(_serve_stdio, int(sys.argv[3]) if sys.argv[2:3] == ["--pages"] else 0)
+    else:
+        anyio.run(_serve_http)
