@@ -129,6 +129,42 @@ def test_the_incremental_walk_equals_the_whole_walk(pages: list[Page], completed
     assert chain_defect(live) == _walk_all(pages, completed)
 
 
+_MANY_CURSORS = st.one_of(st.none(), st.integers(0, 40).map(str))
+
+
+@given(
+    pages=st.lists(
+        st.builds(Page, cursor=_MANY_CURSORS, next_cursor=_MANY_CURSORS, failed=st.just(False)),
+        max_size=60,
+    ),
+    completed=st.booleans(),
+)
+def test_the_sorted_walk_equals_the_whole_walk_on_long_chains(
+    pages: list[Page], completed: bool
+) -> None:
+    """The walk keeps its cursor hashes sorted (a binary search per page): the same defects."""
+    chain = CursorChain()
+    for page in pages:
+        chain.add(page.cursor, page.next_cursor)
+    live = Discovery(completed_at=1 if completed else None, chain=chain.summary())
+    assert chain_defect(live) == _walk_all(pages, completed)
+
+
+@pytest.mark.parametrize("back_to", [0, 1, 499, 998])
+def test_a_loop_back_to_any_earlier_page_of_a_long_chain_is_found(back_to: int) -> None:
+    cursors = [None, *(f"c{index}" for index in range(1, 1000))]
+    chain = CursorChain(max_pages=1001)  # room for the page that loops
+    for cursor, next_cursor in zip(cursors, [*cursors[1:], cursors[back_to]], strict=True):
+        chain.add(cursor, next_cursor)
+    if back_to == 0:  # the first page has no cursor: a nextCursor of None ends the chain
+        assert chain.intact
+        assert chain.summary().verdict(completed=True) is None
+        return
+    assert chain.intact
+    chain.add(cursors[back_to], "elsewhere")
+    assert chain.defect == "cursor_loop"
+
+
 def test_a_chain_longer_than_the_cap_is_never_complete() -> None:
     chain = CursorChain(max_pages=3)
     links = [(None, "1"), ("1", "2"), ("2", "3"), ("3", None)]
