@@ -11,6 +11,8 @@ import anyio.lowlevel
 import mcp_types as types
 import pytest
 from mcp import Client, ClientSession, MCPError
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import SpanKind, StatusCode
@@ -20,7 +22,11 @@ from tests.integration.mcp_health_support import Captured, attribute_types
 from otel_mcp_health import attributes as A
 from otel_mcp_health import environment_variables as env
 from otel_mcp_health.core.digest import digest_tools
-from otel_mcp_health.instrumentation import McpHealthInstrumentor, record_installed_tools
+from otel_mcp_health.instrumentation import (
+    McpHealthInstrumentor,
+    _catalog_hooks,
+    record_installed_tools,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -111,6 +117,41 @@ async def test_two_page_catalog(captured: Captured, mode: str, era: str, version
     }
     assert second.name == "tools/list"
     assert second.kind is SpanKind.CLIENT
+
+
+def _one_page_server() -> Server[Any]:
+    async def one_page(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=ALL_TOOLS)
+
+    return Server("one-page", version="1.0.0", on_list_tools=one_page)
+
+
+async def test_each_page_is_digested_once_and_the_catalog_once_per_traversal(
+    captured: Captured, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page costs one digest of its own tools; the catalog's digest is computed once, on the
+    last page, and not at all when the traversal had one page (it is that page's digest)."""
+    digested: list[int] = []
+    real = _catalog_hooks.digest_tools
+
+    def counting(tools: list[Any]) -> str:
+        digested.append(len(tools))
+        return real(tools)
+
+    monkeypatch.setattr(_catalog_hooks, "digest_tools", counting)
+    async with Client(build_server(), mode="legacy") as client:
+        await _discover(client)
+    assert digested == [len(PAGE1), len(PAGE2), len(ALL_TOOLS)]
+    digested.clear()
+    async with Client(_one_page_server(), mode="legacy") as client:
+        await client.list_tools()
+    assert digested == [len(ALL_TOOLS)]
+    one_page = captured.named("tools/list")[-1].attributes or {}
+    assert one_page[A.CATALOG_PAGE_DIGEST] == one_page[A.CATALOG_DIGEST]
+    assert one_page[A.CATALOG_DIGEST] == digest_tools(_wire(ALL_TOOLS))
+    assert one_page[A.CATALOG_TOOL_COUNT] == len(ALL_TOOLS)
 
 
 @MODES

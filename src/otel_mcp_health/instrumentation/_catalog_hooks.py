@@ -7,7 +7,6 @@ memory (for the catalog digest and the call-time contract check); spans get dige
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from opentelemetry.trace import SpanKind
@@ -37,22 +36,37 @@ from otel_mcp_health.instrumentation._state import (
 
 
 def page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[str, Any]) -> None:
-    """One ``tools/list`` page: chain facts, counts and digests; a completed traversal's digest."""
+    """One ``tools/list`` page: chain facts, counts and digests; a completed traversal's digest.
+
+    A page costs a small constant wherever it falls in its traversal: one keyed hash (its
+    ``nextCursor``'s; its own cursor's was taken when the request started), its own tools'
+    digest, one step of the chain's walk; the catalog's digest is computed once, on the last
+    page, and not again when the traversal had one page (then it is the page's digest).
+    """
     cursor = record.params.get("cursor")
     cursor = cursor if isinstance(cursor, str) else None
     next_cursor = result.get("nextCursor")
     next_cursor = next_cursor if isinstance(next_cursor, str) else None
     raw_tools = result.get("tools")
     tools = [t for t in raw_tools if isinstance(t, Mapping)] if isinstance(raw_tools, list) else []
-    cursor_h = cursor_hash(cursor) if cursor is not None else None
+    cursor_h = _cursor_hash(record, cursor)
     next_hash = cursor_hash(next_cursor) if next_cursor is not None else None
-    digest, error = _digest(tools) if telemetry.digests else (None, None)
-    page = PageResult(Page(cursor=cursor_h, next_cursor=next_hash), len(tools), digest, error)
+    digested = _digest(tools) if telemetry.digests else (None, None)
+    page = Page(cursor=cursor_h, next_cursor=next_hash)
     if record.origin == A.ORIGIN_INTERNAL:
-        record.observe(replace(page, index=0) if cursor is None else page)
+        index = 0 if cursor is None else None
+        record.observe(PageResult(page, len(tools), *digested, index=index))
         return
-    index, catalog = _advance(telemetry, record.state, (cursor_h, next_hash), tools)
-    record.observe(replace(page, index=index, catalog=catalog))
+    index, catalog = _advance(telemetry, record.state, (cursor_h, next_hash), tools, digested)
+    record.observe(PageResult(page, len(tools), *digested, index=index, catalog=catalog))
+
+
+def _cursor_hash(record: RequestRecord, cursor: str | None) -> str | None:
+    """The keyed hash of the page's cursor: the one its span started with (same params)."""
+    if cursor is None:
+        return None
+    started = record.span_attributes.get(A.CATALOG_PAGE_CURSOR_HASH)
+    return started if isinstance(started, str) else cursor_hash(cursor)
 
 
 def _advance(
@@ -60,8 +74,10 @@ def _advance(
     state: SessionState,
     link: tuple[str | None, str | None],
     tools: list[Mapping[str, Any]],
+    digested: tuple[str | None, str | None],
 ) -> tuple[int, CatalogEnd | None]:
-    """Walk the session's traversal one page: the page's index and, at the end, the catalog."""
+    """Walk the session's traversal one page: the page's index and, at the end, the catalog
+    (``digested``: this page's digest, or why none, the catalog's when it is the only page)."""
     cursor_h, next_hash = link
     traversal = state.traversal
     if cursor_h is None:
@@ -73,20 +89,25 @@ def _advance(
     traversal.chain.add(cursor_h, next_hash)
     if not traversal.chain.intact:
         traversal.tools.clear()  # a broken or over-long chain has no catalog digest
+        traversal.known.clear()
     else:
-        traversal.tools.extend(dict(t) for t in tools)
+        copies = [dict(t) for t in tools]
+        traversal.tools.extend(copies)
+        traversal.known.update(
+            (tool["name"], _known_tool(tool))
+            for tool in copies
+            if isinstance(tool.get("name"), str)
+        )
     if next_hash is not None:
         return index, None
     state.traversal = None
     if not traversal.chain.intact:
         return index, None
-    state.known_tools = {
-        tool["name"]: _known_tool(tool)
-        for tool in traversal.tools
-        if isinstance(tool.get("name"), str)
-    }
+    state.known_tools = traversal.known
     if not telemetry.digests:
         return index, CatalogEnd(len(traversal.tools))
+    if index == 0:  # the traversal is this one page: the same tools, the same digest
+        return index, CatalogEnd(len(traversal.tools), DIGEST_PROJECTION, *digested)
     return index, CatalogEnd(len(traversal.tools), DIGEST_PROJECTION, *_digest(traversal.tools))
 
 
