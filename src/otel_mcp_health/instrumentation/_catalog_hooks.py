@@ -89,21 +89,18 @@ def _advance(
     traversal.chain.add(cursor_h, next_hash)
     if not traversal.chain.intact:
         traversal.tools.clear()  # a broken or over-long chain has no catalog digest
-        traversal.known.clear()
     else:
-        copies = [dict(t) for t in tools]
-        traversal.tools.extend(copies)
-        traversal.known.update(
-            (tool["name"], _known_tool(tool))
-            for tool in copies
-            if isinstance(tool.get("name"), str)
-        )
+        traversal.tools.extend(dict(t) for t in tools)
     if next_hash is not None:
         return index, None
     state.traversal = None
     if not traversal.chain.intact:
         return index, None
-    state.known_tools = traversal.known
+    state.known_tools = {
+        tool["name"]: _known_tool(tool)
+        for tool in traversal.tools
+        if isinstance(tool.get("name"), str)
+    }
     if not telemetry.digests:
         return index, CatalogEnd(len(traversal.tools))
     if index == 0:  # the traversal is this one page: the same tools, the same digest

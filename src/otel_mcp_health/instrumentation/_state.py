@@ -108,14 +108,11 @@ class Traversal:
     """An application ``tools/list`` traversal in progress (first page = request without cursor).
 
     The chain is walked page by page (:mod:`otel_mcp_health.core.traversal`); the tool definitions
-    are kept only while it is intact and within the page cap, for the catalog digest at its end,
-    and what the contract check needs of each is taken page by page (``known``, the session's
-    :attr:`SessionState.known_tools` once the traversal completes).
+    are kept only while it is intact and within the page cap, for the catalog digest at its end.
     """
 
     chain: CursorChain
     tools: list[dict[str, Any]] = field(default_factory=list)
-    known: dict[str, KnownTool] = field(default_factory=dict)
 
 
 @dataclass(slots=True, eq=False, kw_only=True)
