@@ -76,7 +76,7 @@ format: $(STAMP)
 	$(BIN)/ruff check --fix src tests benchmarks noxfile.py
 	$(BIN)/ruff format src tests benchmarks noxfile.py
 
-## Benchmarks: ratios against a baseline measured in the same run (~5 min on 2 cores, plus the
+## Benchmarks: ratios against a baseline measured in the same run (~7 min on 2 cores, plus the
 ## peer benchmark, bench_peers.py: ~6 min, ~6 more the first time for its venvs, cached in
 ## ~/.cache/otel-mcp-health-bench, never .venv; BENCH_PEERS_ROUNDS=0 times nothing). Results go
 ## to benchmarks/.results/ (ignored): the tree stays clean. `make bench-publish` copies the last
