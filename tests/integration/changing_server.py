@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server import NotificationOptions, Server, ServerRequestContext
-from mcp_health_servers import serve_http
+from mcp_health_servers import announce_tools_changed, serve_http
 
 _OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 _TICKET: dict[str, Any] = {
@@ -50,7 +50,7 @@ def build() -> Server[Any]:
         if params.name == "trigger_change":
             if ADDED not in tools:
                 tools.append(ADDED)
-            await ctx.session.send_tool_list_changed()
+            await announce_tools_changed(ctx)
             return types.CallToolResult(content=text("changed"))
         return types.CallToolResult(content=text(f"{params.name} done"))
 

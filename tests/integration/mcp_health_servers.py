@@ -22,6 +22,7 @@ import uvicorn
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
@@ -99,6 +100,24 @@ async def on_list_tools(
     raise MCPError(code=types.INVALID_PARAMS, message=f"Invalid cursor {cursor!r}")
 
 
+async def announce_tools_changed(ctx: ServerRequestContext) -> None:
+    """``notifications/tools/list_changed``, tied to the call that changed the catalog.
+
+    Before the 2026-07-28 era, a request-scoped notification rides that call's own response
+    stream over streamable HTTP, ahead of its result, so every client sees the signal before the
+    call ends. Unscoped, it would ride the standalone GET stream: not ordered with the result,
+    and lost when the client has not attached that stream yet (the SDK opens it in the
+    background after the handshake). At the 2026-07-28 era changes are announced on
+    ``subscriptions/listen`` only, so the notification stays unscoped: a client that opened no
+    listen stream gets no signal, as from any server of that era.
+    """
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        await ctx.session.send_tool_list_changed()
+        return
+    notification = types.ToolListChangedNotification()
+    await ctx.session.send_notification(notification, related_request_id=ctx.request_id)
+
+
 async def on_call_tool(
     ctx: ServerRequestContext, params: types.CallToolRequestParams
 ) -> types.CallToolResult:
@@ -110,7 +129,7 @@ async def on_call_tool(
     if name == "bad_args":
         raise MCPError(code=types.INVALID_PARAMS, message=f"unknown ticketId {arguments!r}")
     if name == "trigger_change":
-        await ctx.session.send_tool_list_changed()
+        await announce_tools_changed(ctx)
         return types.CallToolResult(content=_text("changed"))
     if name == "ask":
         schema: Any = {"type": "object", "properties": {"ok": {"type": "boolean"}}}

@@ -99,6 +99,12 @@ async def accept(context: Any, params: Any) -> types.ElicitResult:
     return types.ElicitResult(action="accept", content={"ok": True})
 
 
+async def list_all(client: Client) -> None:
+    """Discover the two-page catalog of ``mcp_health_servers``: the first page, then the next."""
+    first = await client.list_tools()
+    await client.list_tools(cursor=first.next_cursor)
+
+
 class Notifications:
     """A ``message_handler`` that records messages and signals the first ``list_changed``."""
 
@@ -113,17 +119,14 @@ class Notifications:
 
 
 async def until_list_changed(client: Client, notifications: Notifications) -> None:
-    """Trigger ``list_changed`` until one arrives (bounded).
+    """Call ``trigger_change`` once and wait (bounded) for its ``list_changed`` to arrive.
 
-    Over streamable HTTP the notification rides the standalone GET stream, which the SDK opens
-    in the background after the handshake; a trigger that fires before it is attached is lost,
-    so the trigger is repeated -- every attempt waits on the event, never on a fixed sleep.
+    The servers tie the notification to the call (see ``announce_tools_changed``), so it arrives
+    ahead of the call's result on every transport; one trigger is enough.
     """
+    await client.call_tool("trigger_change", {})
     with anyio.fail_after(10):
-        while not notifications.list_changed.is_set():
-            await client.call_tool("trigger_change", {})
-            with anyio.move_on_after(0.5):
-                await notifications.list_changed.wait()
+        await notifications.list_changed.wait()
 
 
 async def inprocess(rec: Recorder) -> None:

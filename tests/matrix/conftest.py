@@ -15,9 +15,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from tests.support.matrix_drivers import CHANGING_SERVER, REFERENCE_HTTP, http_server
-from tests.support.processor_helpers import Pipeline
-
-from otel_mcp_health.instrumentation import McpHealthInstrumentor
+from tests.support.processor_helpers import Pipeline, instrumenting
 
 #: Agent-framework modules, each collected where its framework is installed (the framework cells
 #: of noxfile.py; langchain-mcp-adapters pins ``mcp < 2``): test module -> import it needs.
@@ -87,14 +85,12 @@ def global_switch() -> _Switch:
 def verdicts(global_switch: _Switch) -> Iterator[Pipeline]:
     """The instrumented client's spans and any borrowed spans, judged by one processor."""
     pipeline = Pipeline.build()
-    instrumentor = McpHealthInstrumentor()
-    instrumentor.instrument(tracer_provider=pipeline.provider, meter_provider=pipeline.meters)
     global_switch.target = pipeline.processor
     try:
-        yield pipeline
+        with instrumenting(pipeline):
+            yield pipeline
     finally:
         global_switch.target = None
-        instrumentor.uninstrument()
         pipeline.provider.shutdown()
 
 

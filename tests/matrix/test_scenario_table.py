@@ -18,7 +18,7 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 from tests.support.matrix_drivers import Driver, Events, available, connect
-from tests.support.processor_helpers import Pipeline
+from tests.support.processor_helpers import Pipeline, attrs
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import flush_receipts
@@ -51,10 +51,6 @@ TABLE = [
     ("tools/call lookup", *UNVERIFIED),
 ]
 STDIO_CRASH = ("tools/call crash", "effect_unknown", "reconcile_before_retry", "process_exit")
-
-
-def attrs(span: ReadableSpan) -> dict[str, Any]:
-    return dict(span.attributes or {})
 
 
 def verdict_row(span: ReadableSpan) -> tuple[Any, ...]:

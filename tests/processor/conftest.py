@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from tests.support.processor_helpers import Pipeline
+from tests.support.processor_helpers import Pipeline, instrumenting
 
 
 @pytest.fixture(scope="session")
@@ -28,11 +28,5 @@ def pipeline() -> Iterator[Pipeline]:
 @pytest.fixture
 def instrumented(pipeline: Pipeline) -> Iterator[Pipeline]:
     """``pipeline`` with the MCP client instrumented into it (uninstrumented afterwards)."""
-    from otel_mcp_health.instrumentation import McpHealthInstrumentor
-
-    instrumentor = McpHealthInstrumentor()
-    instrumentor.instrument(tracer_provider=pipeline.provider, meter_provider=pipeline.meters)
-    try:
+    with instrumenting(pipeline):
         yield pipeline
-    finally:
-        instrumentor.uninstrument()

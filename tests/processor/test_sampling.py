@@ -29,10 +29,9 @@ from opentelemetry.sdk.trace.sampling import (
 from opentelemetry.trace import Link, SpanKind
 from opentelemetry.util.types import Attributes
 from tests.integration.mcp_health_servers import build_server
-from tests.support.processor_helpers import Pipeline
+from tests.support.processor_helpers import Pipeline, instrumenting
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health.instrumentation import McpHealthInstrumentor
 
 pytestmark = pytest.mark.anyio
 
@@ -62,15 +61,11 @@ class SkipDiscovery(Sampler):
 
 async def run(sampler: Sampler) -> Pipeline:
     pipeline = Pipeline.build(sampler=sampler)
-    instrumentor = McpHealthInstrumentor()
-    instrumentor.instrument(tracer_provider=pipeline.provider, meter_provider=pipeline.meters)
-    try:
+    with instrumenting(pipeline):
         async with Client(build_server(), mode="legacy") as client:
             first = await client.list_tools()
             await client.list_tools(cursor=first.next_cursor)
             await client.call_tool("lookup", {})
-    finally:
-        instrumentor.uninstrument()
     return pipeline
 
 

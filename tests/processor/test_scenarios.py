@@ -24,30 +24,24 @@ from mcp import Client, ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from tests.integration.mcp_health_servers import build_server, serve_http
-from tests.integration.scenarios import stdio_params
+from tests.integration.scenarios import (
+    Notifications,
+    list_all,
+    stdio_params,
+    until_list_changed,
+)
 from tests.processor.gated_http import serve_gated
-from tests.support.processor_helpers import Pipeline
+from tests.support.processor_helpers import Pipeline, attrs, instrumenting, readiness
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health.instrumentation import McpHealthInstrumentor
 
 pytestmark = pytest.mark.anyio
 STDIO_SERVER = str(Path(__file__).parent.parent / "integration" / "stdio_server.py")
 
 
-def attrs(span: ReadableSpan) -> dict[str, Any]:
-    return dict(span.attributes or {})
-
-
 def verdict(span: ReadableSpan) -> tuple[Any, Any, Any]:
     a = attrs(span)
     return a.get(A.VERDICT), a.get(A.NEXT_ACTION), a.get(A.REASON)
-
-
-def readiness(span: ReadableSpan) -> tuple[Any, Any, Any]:
-    """The session's readiness without a call, on a span that judged the catalog."""
-    a = attrs(span)
-    return a.get(A.READINESS_VERDICT), a.get(A.READINESS_REASON), a.get(A.READINESS_NEXT_ACTION)
 
 
 async def attempt(step: Callable[[], Awaitable[Any]]) -> None:
@@ -57,31 +51,6 @@ async def attempt(step: Callable[[], Awaitable[Any]]) -> None:
             await step()
     except Exception:  # the application's failure is the scenario
         pass
-
-
-async def list_all(client: Client) -> None:
-    first = await client.list_tools()
-    await client.list_tools(cursor=first.next_cursor)
-
-
-class Notifications:
-    """A ``message_handler`` that signals the arrival of ``notifications/tools/list_changed``."""
-
-    def __init__(self) -> None:
-        self.list_changed = anyio.Event()
-
-    async def __call__(self, message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            self.list_changed.set()
-
-
-async def until_list_changed(client: Client, notifications: Notifications) -> None:
-    """Ask the server to announce a change until the announcement arrives."""
-    with anyio.fail_after(10):
-        while not notifications.list_changed.is_set():
-            await client.call_tool("trigger_change", {})
-            with anyio.move_on_after(0.5):
-                await notifications.list_changed.wait()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -176,14 +145,10 @@ async def test_incomplete_and_unverifiable_catalogs(instrumented: Pipeline) -> N
 
 async def test_incompatible_session_when_the_client_does_not_support_the_version() -> None:
     pipeline = Pipeline.build(supported_versions=["2024-11-05"])
-    instrumentor = McpHealthInstrumentor()
-    instrumentor.instrument(tracer_provider=pipeline.provider, meter_provider=pipeline.meters)
-    try:
+    with instrumenting(pipeline):
         async with Client(build_server(), mode="legacy") as client:
             await list_all(client)
             await client.call_tool("lookup", {})
-    finally:
-        instrumentor.uninstrument()
     assert verdict(pipeline.last("initialize")) == (
         "incompatible_session",
         "align_protocol_version",

@@ -16,8 +16,8 @@ import pytest
 from mcp import Client
 from opentelemetry.sdk.trace import ReadableSpan
 from tests.integration.mcp_health_servers import build_server, serve_http
-from tests.processor.test_scenarios import attrs, list_all, readiness
-from tests.support.processor_helpers import Pipeline
+from tests.integration.scenarios import list_all
+from tests.support.processor_helpers import Pipeline, attrs, readiness
 
 from otel_mcp_health import attributes as A
 

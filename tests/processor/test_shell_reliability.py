@@ -26,7 +26,8 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from tests.integration.mcp_health_servers import build_server, serve_http
-from tests.support.processor_helpers import Pipeline, SessionSpans
+from tests.integration.scenarios import list_all
+from tests.support.processor_helpers import Pipeline, SessionSpans, attrs
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health import environment_variables as env
@@ -38,18 +39,9 @@ from otel_mcp_health.processor._spans import INSTRUMENTATION_SCOPE
 pytestmark = pytest.mark.anyio
 
 
-def attrs(span: ReadableSpan) -> dict[str, Any]:
-    return dict(span.attributes or {})
-
-
 def catalog(span: ReadableSpan) -> tuple[Any, Any]:
     a = attrs(span)
     return a.get(A.CATALOG_VERDICT), a.get(A.CATALOG_REASON)
-
-
-async def list_all(client: Client) -> None:
-    first = await client.list_tools()
-    await client.list_tools(cursor=first.next_cursor)
 
 
 def _deep(levels: int) -> dict[str, Any]:

@@ -119,12 +119,11 @@ class Driver:
         raise NotImplementedError
 
     async def until_list_changed(self) -> None:
-        """Ask the server to announce a change until the announcement arrives."""
+        """Call ``trigger_change`` once and wait (bounded) for its ``list_changed``: the servers
+        tie the notification to the call, so it arrives ahead of the call's result."""
+        await self.call("trigger_change", {})
         with anyio.fail_after(10):
-            while not self.events.list_changed.is_set():
-                await self.call("trigger_change", {})
-                with anyio.move_on_after(0.5):
-                    await self.events.list_changed.wait()
+            await self.events.list_changed.wait()
 
 
 # ----------------------------------------------------------------------------------------------

@@ -259,6 +259,17 @@ class SessionSpans:
         self.traversal([(None, "c1"), ("c1", None)], start=start)
 
 
+def attrs(span: ReadableSpan) -> dict[str, Any]:
+    """A span's attributes as a plain dict (empty when it has none)."""
+    return dict(span.attributes or {})
+
+
+def readiness(span: ReadableSpan) -> tuple[Any, Any, Any]:
+    """The session's readiness without a call, on a span that judged the catalog."""
+    a = attrs(span)
+    return a.get(A.READINESS_VERDICT), a.get(A.READINESS_REASON), a.get(A.READINESS_NEXT_ACTION)
+
+
 def verdict_of(span: ReadableSpan) -> dict[str, Any]:
     """The verdict fields of an exported span, shaped like the ``classify --json`` output."""
     attrs = span.attributes or {}
@@ -272,17 +283,29 @@ def verdict_of(span: ReadableSpan) -> dict[str, Any]:
 
 
 @contextmanager
-def instrumented_pipeline() -> Iterator[Pipeline]:
-    """The processor pipeline with the MCP client instrumented into it; undone on exit."""
+def instrumenting(pipeline: Pipeline) -> Iterator[Pipeline]:
+    """The real MCP client instrumentation on ``pipeline``'s providers, uninstrumented on exit
+    (the pipeline itself stays open: its spans are read afterwards)."""
     from otel_mcp_health import McpHealthInstrumentor
-    from otel_mcp_health.verifiers import clear_verifiers
 
-    pipeline = Pipeline.build()
     instrumentor = McpHealthInstrumentor()
     instrumentor.instrument(tracer_provider=pipeline.provider, meter_provider=pipeline.meters)
     try:
         yield pipeline
     finally:
         instrumentor.uninstrument()
+
+
+@contextmanager
+def instrumented_pipeline() -> Iterator[Pipeline]:
+    """A new processor pipeline, instrumented; on exit uninstrumented, the registered outcome
+    verifiers cleared and the provider shut down."""
+    from otel_mcp_health.verifiers import clear_verifiers
+
+    pipeline = Pipeline.build()
+    try:
+        with instrumenting(pipeline):
+            yield pipeline
+    finally:
         clear_verifiers()
         pipeline.provider.shutdown()
