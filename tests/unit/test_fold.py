@@ -157,10 +157,10 @@ def test_the_table_names_only_observed_fields_and_known_rules() -> None:
 _SRC = Path(__file__).resolve().parents[2] / "src" / "otel_mcp_health"
 
 
-def test_every_encoder_is_used_by_production() -> None:
-    """Each encoder of the codec is used outside it (instrumentation, processor, shells) or by
-    another codec function (a decoder only tests read, ``decode_era``, is left for its owner)."""
-    names = {name for name in _codec.__all__ if name.startswith("encode_")}
+def test_every_encoder_and_decoder_is_used_by_production() -> None:
+    """Each encoder and decoder of the codec is used outside it (instrumentation, processor,
+    shells) or by another codec function: none exists for the tests alone."""
+    names = {name for name in _codec.__all__ if name.startswith(("encode_", "decode_"))}
     used: set[str] = set()
     for path in _SRC.rglob("*.py"):
         if path.parent.name == "_codec" and path.name == "__init__.py":

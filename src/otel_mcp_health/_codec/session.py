@@ -129,11 +129,6 @@ def encode_era(era: Era) -> dict[str, Any]:
     return {A.SESSION_ERA: era.value}
 
 
-def decode_era(attrs: Attributes) -> Era | None:
-    value = read_str(attrs, A.SESSION_ERA)
-    return next((era for era in Era if era.value == value), None)
-
-
 _SERVER_IDENTITY = (A.SERVER_TARGET_KEY, A.SERVER_NAME, A.SERVER_VERSION)
 
 

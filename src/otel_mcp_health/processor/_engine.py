@@ -154,7 +154,7 @@ class Engine:
             lag = (now - session.pending_signal) / NS_PER_S
             session.pending_signal = None
             self._metrics.convergence_lag.record(lag, _server_labels(attrs, session))
-        return _verdicts.catalog_attributes(result, session.unhealthy_handshake)
+        return _verdicts.catalog_and_readiness_attributes(result, session.unhealthy_handshake)
 
     def _judge_page(
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
@@ -201,7 +201,7 @@ class Engine:
             session.unhealthy_handshake = decision if unhealthy else None
             if not unhealthy:
                 return {}
-        verdicts = _verdicts.verdict_attributes(result)
+        verdicts = _verdicts.handshake_attributes(result)
         self._open_incident(span, attrs, session, result=result, verdicts=verdicts)
         return verdicts
 

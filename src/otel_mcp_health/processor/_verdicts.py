@@ -48,7 +48,7 @@ def with_server_name(
     return {**verdicts, A.SERVER_NAME: server}
 
 
-def catalog_attributes(
+def catalog_and_readiness_attributes(
     result: CatalogResult, handshake: Decision[Verdict] | None = None
 ) -> dict[str, Any]:
     """What a span that judges the catalog carries (the page that ends a traversal,
@@ -107,7 +107,7 @@ def _add_layers(attrs: dict[str, Any], result: CallResult) -> None:
         attrs[A.layer_attribute(layer.value)] = status.value
 
 
-def verdict_attributes(result: CallResult) -> dict[str, Any]:
+def handshake_attributes(result: CallResult) -> dict[str, Any]:
     """What a judged handshake carries: verdict, next action, reason, first failed layer and,
     when it failed at a layer, the five layer statuses the core gives it (passed before that
     layer, failed there, unobserved after: ``core.layers.stopped_at``)."""
