@@ -2,9 +2,10 @@
 
 ``python hung_verifier_program.py MODE``; MODE is ``plain`` (no instrumentation), ``pending``
 (instrumented; the verifier's timeout is far beyond the program's life, so the receipt is still
-outstanding at exit) or ``expired`` (instrumented; the timeout fires, ``flush_receipts`` returns,
-the worker thread is still hung at exit). Prints what the host saw, then one JSON line per
-exported span (written by the tracer provider's own exit hook).
+outstanding at exit), ``expired`` (instrumented; the timeout fires, ``flush_receipts`` returns,
+the worker thread is still hung at exit) or ``slow`` (instrumented; the verifier answers
+``True`` after 0.2 s, while the program is already exiting). Prints what the host saw, then one
+JSON line per exported span (written by the tracer provider's own exit hook).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 from collections.abc import Sequence
 
 import anyio
@@ -41,6 +43,11 @@ def hang_forever(call: omh.CallContext) -> bool:
     return True
 
 
+def answer_late(call: omh.CallContext) -> bool:
+    time.sleep(0.2)
+    return True
+
+
 async def main(mode: str) -> None:
     if mode != "plain":
         provider = TracerProvider()  # its exit hook exports the spans still ending at exit
@@ -48,7 +55,10 @@ async def main(mode: str) -> None:
             omh.McpHealthSpanProcessor(SimpleSpanProcessor(StdoutExporter()))
         )
         omh.McpHealthInstrumentor().instrument(tracer_provider=provider)
-    omh.register_verifier(TOOL, hang_forever, timeout=600 if mode == "pending" else 0.3)
+    if mode == "slow":
+        omh.register_verifier(TOOL, answer_late, timeout=600)
+    else:
+        omh.register_verifier(TOOL, hang_forever, timeout=600 if mode == "pending" else 0.3)
     async with Client(build_server()) as client:
         await client.list_tools()
         result = await client.call_tool(TOOL, {})

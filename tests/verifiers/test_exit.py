@@ -1,9 +1,11 @@
-"""A hung outcome verifier never delays the host's exit (issue 10 problem 1).
+"""A hung outcome verifier never holds up the host's exit past the grace (issue 10 problem 1),
+and a verifier that answers within it is not lost to a program that exits right after its call.
 
 Each program runs in its own interpreter: the same host program uninstrumented, then instrumented
 with a verifier that never returns. The instrumented one must exit about as soon as the plain one,
 and the receipt it could not wait for is still delivered, ``inconclusive``, before the spans are
-exported at exit.
+exported at exit. With a verifier that answers after 0.2 s (``slow``), the receipt exported is the
+verifier's own.
 """
 
 from __future__ import annotations
@@ -55,3 +57,13 @@ def test_a_hung_verifier_never_delays_exit(mode: str) -> None:
     call = next(s["attributes"] for s in spans if s["name"] == "tools/call deliver")
     assert (call[A.OUTCOME_RESULT], call[A.OUTCOME_REASON]) == ("inconclusive", "verifier_timeout")
     assert (call[A.VERDICT], call[A.NEXT_ACTION]) == ("unverified", "add_outcome_verifier")
+
+
+def test_a_verifier_answering_within_the_exit_grace_is_not_lost() -> None:
+    plain_s, plain_host, _ = run("plain")
+    instrumented_s, host, spans = run("slow")
+    assert host[0] == plain_host[0]
+    assert instrumented_s < plain_s + 10.0, (plain_s, instrumented_s)
+    call = next(s["attributes"] for s in spans if s["name"] == "tools/call deliver")
+    assert call[A.OUTCOME_RESULT] == "passed"
+    assert call[A.VERDICT] == "healthy"

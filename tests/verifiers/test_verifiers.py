@@ -205,7 +205,7 @@ def test_runner_abandon_delivers_outstanding_receipts_as_inconclusive() -> None:
     runner.submit(Verifier(hang, "callable", 60.0), ctx(), lambda r, d: got.append(r))
     runner.submit(Verifier(lambda _: True, "queued", 60.0), ctx(), lambda r, d: got.append(r))
     assert not runner.wait_idle(0.1)
-    runner.abandon()
+    runner.abandon(grace=0.1)
     assert runner.wait_idle(1.0)
     release.set()
     time.sleep(0.05)
@@ -213,6 +213,21 @@ def test_runner_abandon_delivers_outstanding_receipts_as_inconclusive() -> None:
         ("callable", OutcomeResult.INCONCLUSIVE, REASON_TIMEOUT),
         ("queued", OutcomeResult.INCONCLUSIVE, REASON_TIMEOUT),
     ]
+    runner.shutdown()
+
+
+def test_runner_abandon_waits_for_a_receipt_that_arrives_within_the_grace() -> None:
+    """A program that exits right after its last call keeps a verifier that answers in time."""
+    runner = VerifierRunner(max_workers=1)
+    got: list[Receipt] = []
+
+    def slow(_: CallContext) -> bool:
+        time.sleep(0.2)
+        return True
+
+    runner.submit(Verifier(slow, "callable", 60.0), ctx(), lambda r, d: got.append(r))
+    runner.abandon()  # the exit hook, with its default grace
+    assert [(r.method, r.result) for r in got] == [("callable", OutcomeResult.PASSED)]
     runner.shutdown()
 
 

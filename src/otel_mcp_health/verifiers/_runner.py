@@ -1,4 +1,5 @@
-"""Running verifiers: never raise, never block the caller past the timeout, never delay exit."""
+"""Running verifiers: never raise, never block the caller past the timeout, never hold up exit
+for longer than :data:`EXIT_GRACE_S`."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from typing import Final
 
 from otel_mcp_health.core.vocabulary import OutcomeResult
 from otel_mcp_health.verifiers._receipts import (
@@ -21,6 +23,11 @@ from otel_mcp_health.verifiers._receipts import (
 )
 
 _logger = logging.getLogger(__name__)
+#: At exit, how long the receipts still outstanding get to arrive before they are delivered
+#: ``inconclusive``: a program that exits right after its last call (a zero-code agent cannot
+#: call ``flush_receipts``) loses no verifier that answers within it, and a hung verifier holds
+#: up the exit by this much at most (docs/outcomes.md#at-exit).
+EXIT_GRACE_S: Final = 1.0
 
 
 def run_verifier(verifier: Verifier, call: CallContext) -> Receipt:
@@ -92,10 +99,11 @@ class VerifierRunner:
     ``verifier_timeout`` receipt when the verifier has not answered within its timeout (the hung
     worker is abandoned; a late answer is dropped).
 
-    The host's exit is never delayed: the workers are daemon threads (a hung verifier cannot keep
-    the interpreter alive, unlike a ``ThreadPoolExecutor``'s, which are joined at exit), and an
-    exit hook delivers every receipt still outstanding as ``inconclusive`` / ``verifier_timeout``,
-    so the spans waiting for them end before the tracer provider's own exit hook exports.
+    The host's exit is held up by :data:`EXIT_GRACE_S` at most: the workers are daemon threads (a
+    hung verifier cannot keep the interpreter alive, unlike a ``ThreadPoolExecutor``'s, which are
+    joined at exit), and an exit hook waits that long for the receipts still outstanding, then
+    delivers the rest as ``inconclusive`` / ``verifier_timeout``, so the spans waiting for them
+    end before the tracer provider's own exit hook exports.
     """
 
     def __init__(self, max_workers: int = 4) -> None:
@@ -131,10 +139,13 @@ class VerifierRunner:
         job.timer.start()
         self._jobs.put(job)
 
-    def abandon(self) -> None:
-        """Deliver every outstanding receipt now as ``inconclusive`` (the exit hook)."""
+    def abandon(self, grace: float = EXIT_GRACE_S) -> None:
+        """The exit hook: wait up to ``grace`` seconds for the outstanding receipts (the workers
+        keep running until the interpreter finalizes), then deliver the rest as ``inconclusive``.
+        Submissions from then on are answered ``inconclusive`` at once."""
         with self._idle:
             self._closed = True
+            self._idle.wait_for(lambda: not self._open, timeout=grace)
             jobs = list(self._open)
         for job in jobs:
             job.expire()
