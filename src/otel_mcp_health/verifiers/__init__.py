@@ -25,7 +25,8 @@ Built-in verifiers: :func:`file_digest`, :func:`sqlite_row` (any DB-API connecti
 raises (anything, even a ``BaseException``), hangs past its timeout, returns garbage or a malformed
 receipt gives an ``inconclusive`` receipt with a reason code, and never affects the call: verifiers
 run on a small pool of daemon threads, the host's call returns first, a timer delivers the
-``inconclusive`` receipt when a verifier hangs, and a hung verifier never delays the host's exit.
+``inconclusive`` receipt when a verifier hangs, and a hung verifier holds up the host's exit by
+:data:`~otel_mcp_health.verifiers._runner.EXIT_GRACE_S` (1 s) at most.
 Logs name only the exception's type: its message may quote what the verifier read.
 
 No verifier → the outcome layer stays ``unobserved`` and the call is at best ``unverified``.
