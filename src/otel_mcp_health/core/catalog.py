@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from otel_mcp_health.core.digest import DigestError, digest_tools
-from otel_mcp_health.core.evidence import CatalogEvidence, Discovery, JsonObject
+from otel_mcp_health.core.digest import DigestError, digest_tools, tool_digests
+from otel_mcp_health.core.evidence import CatalogEvidence, Discovery, InstallCheck, JsonObject
 from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.rules import Decision, Rule, first_match
 from otel_mcp_health.core.traversal import (
@@ -73,6 +73,8 @@ class CatalogFacts:
     client_source: ClientSource
     digest_error: str | None
     tools: tuple[JsonObject, ...] | None
+    #: What the client installed, compared tool by tool with a discovery (when it was).
+    install: InstallCheck | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,6 +98,47 @@ def _digest_or_error(tools: Iterable[JsonObject]) -> tuple[str | None, str | Non
         return None, exc.reason
 
 
+def compare_install(
+    installed: Mapping[str, str], discovered: Mapping[str, str], *, discovery_digest: str | None
+) -> InstallCheck:
+    """The one comparison of an install with a discovery, tool by tool (docs/model.md#catalog):
+    ``installed`` and ``discovered`` map each tool name to its per-tool digest
+    (:meth:`otel_mcp_health.core.digest.CatalogDigester.tool_digests`); ``discovery_digest`` is
+    the catalog digest of that discovery. Names only leave this function, sorted."""
+    changed = sorted(n for n, d in installed.items() if n in discovered and discovered[n] != d)
+    unlisted = sorted(name for name in installed if name not in discovered)
+    return InstallCheck(
+        installed=len(installed),
+        discovered=len(discovered),
+        changed=tuple(changed),
+        unlisted=tuple(unlisted),
+        discovery_digest=discovery_digest,
+    )
+
+
+def compare_tools(
+    installed: Iterable[JsonObject], discovered: Iterable[JsonObject], *, discovery_digest: str
+) -> InstallCheck:
+    """:func:`compare_install` of tool definitions (raises :class:`DigestError` as a digest)."""
+    return compare_install(
+        tool_digests(installed), tool_digests(discovered), discovery_digest=discovery_digest
+    )
+
+
+def install_reason(install: InstallCheck, discovered_digest: str | None) -> str | None:
+    """Why an install does not match the last complete discovery, or ``None`` when every
+    installed definition equals the discovered one of its name (a subset included)."""
+    if install.discovery_digest != discovered_digest:
+        return Reason.DIGEST_MISMATCH  # compared with another discovery than the last
+    if install.installed == 0 and install.discovered > 0:
+        return Reason.NOTHING_INSTALLED
+    if install.unlisted:
+        return Reason.INSTALLED_TOOL_UNLISTED
+    if install.changed:
+        return Reason.DIGEST_MISMATCH
+    return None
+
+
 def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
     """Find the latest traversal and its defect, and the digests of the last complete discovery
     and of what the client exposes (by default: that discovery's result)."""
@@ -114,6 +157,7 @@ def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
         elif tools is not None:
             discovered, error = _digest_or_error(tools)
     client: str | None
+    install = evidence.install
     if evidence.client_digest is not None or evidence.client_digest_error is not None:
         client, source = evidence.client_digest, ClientSource.DIGEST
         error = error or evidence.client_digest_error
@@ -121,6 +165,8 @@ def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
         source = ClientSource.REGISTERED
         client, client_error = _digest_or_error(evidence.client_tools)
         error = error or client_error
+        if error is None and tools is not None and discovered is not None:
+            install = compare_tools(evidence.client_tools, tools, discovery_digest=discovered)
     else:
         client, source = discovered, ClientSource.DISCOVERY_RESULT
     return CatalogFacts(
@@ -132,6 +178,7 @@ def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
         client_source=source,
         digest_error=error,
         tools=tools,
+        install=install,
     )
 
 
@@ -197,10 +244,12 @@ def _signal_after_discovery(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
 
 
 def _digest_mismatch(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
-    if f.client_digest != f.discovered_digest:
-        return Decision(
-            CatalogVerdict.STALE, Reason.DIGEST_MISMATCH, NextAction.BOUNDED_REDISCOVERY
-        )
+    if f.install is not None:
+        reason = install_reason(f.install, f.discovered_digest)
+    else:
+        reason = Reason.DIGEST_MISMATCH if f.client_digest != f.discovered_digest else None
+    if reason is not None:
+        return Decision(CatalogVerdict.STALE, reason, NextAction.BOUNDED_REDISCOVERY)
     return None
 
 
@@ -293,7 +342,11 @@ CATALOG_RULES: tuple[Rule[CatalogFacts, CatalogVerdict], ...] = (
     Rule(
         "digest_mismatch",
         (CatalogVerdict.STALE,),
-        "the digest of what the client exposes differs from the last complete discovery",
+        "what the client exposes differs from the last complete discovery: tool by tool when "
+        "the install was compared so (a changed definition, or a comparison with another "
+        "discovery → `digest_mismatch`; an installed tool not listed → "
+        "`installed_tool_unlisted`; none of a non-empty discovery → `nothing_installed`; a "
+        "subset of equal definitions matches), else by the whole digest",
         _digest_mismatch,
     ),
     Rule(
@@ -345,7 +398,10 @@ __all__ = [
     "CatalogResult",
     "chain_defect",
     "classify_catalog",
+    "compare_install",
+    "compare_tools",
     "derive_facts",
+    "install_reason",
     "missing_required",
     "required_properties",
 ]
