@@ -106,6 +106,12 @@ INSTALL_SPAN_NAME: Final = "mcp_health.install"
 CATALOG_CLIENT_DIGEST: Final = "mcp_health.catalog.client_digest"
 CATALOG_CLIENT_SOURCE: Final = "mcp_health.catalog.client_source"
 CATALOG_CLIENT_TOOL_COUNT: Final = "mcp_health.catalog.client_tool_count"
+#: The install compared tool by tool with the discovery whose digest and size are on the same span
+#: (``mcp_health.catalog.digest``, ``mcp_health.catalog.tool_count``): the installed tools whose
+#: definition differs from the discovered one of that name, and those the discovery does not list
+#: (names only, at most 16, docs/model.md#catalog).
+CATALOG_INSTALL_CHANGED: Final = "mcp_health.catalog.install.changed_tools"
+CATALOG_INSTALL_UNLISTED: Final = "mcp_health.catalog.install.unlisted_tools"
 
 # ``tools/call`` spans: per-layer evidence
 TRANSPORT_OUTCOME: Final = "mcp_health.transport.outcome"

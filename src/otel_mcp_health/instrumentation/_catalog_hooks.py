@@ -12,21 +12,21 @@ from typing import Any
 from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import encode_digest
-from otel_mcp_health.core.catalog import required_properties
+from otel_mcp_health._codec import encode_digest, encode_install_check
+from otel_mcp_health.core.catalog import compare_install
 from otel_mcp_health.core.digest import (
     REASON_TOOL_NOT_AN_OBJECT,
     REASON_UNREPRESENTABLE,
     DigestError,
     digest_tools,
+    tool_digests,
 )
 from otel_mcp_health.core.evidence import Page
 from otel_mcp_health.core.facts import CatalogEnd, PageResult
 from otel_mcp_health.core.traversal import CursorChain
 from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION, ClientSource
-from otel_mcp_health.instrumentation import _state
+from otel_mcp_health.instrumentation import _servers, _state
 from otel_mcp_health.instrumentation._state import (
-    KnownTool,
     RequestRecord,
     SessionState,
     Telemetry,
@@ -96,16 +96,14 @@ def _advance(
     state.traversal = None
     if not traversal.chain.intact:
         return index, None
-    state.known_tools = {
-        tool["name"]: _known_tool(tool)
-        for tool in traversal.tools
-        if isinstance(tool.get("name"), str)
-    }
     if not telemetry.digests:
-        return index, CatalogEnd(len(traversal.tools))
-    if index == 0:  # the traversal is this one page: the same tools, the same digest
-        return index, CatalogEnd(len(traversal.tools), DIGEST_PROJECTION, *digested)
-    return index, CatalogEnd(len(traversal.tools), DIGEST_PROJECTION, *_digest(traversal.tools))
+        end = CatalogEnd(len(traversal.tools))
+    elif index == 0:  # the traversal is this one page: the same tools, the same digest
+        end = CatalogEnd(len(traversal.tools), DIGEST_PROJECTION, *digested)
+    else:
+        end = CatalogEnd(len(traversal.tools), DIGEST_PROJECTION, *_digest(traversal.tools))
+    _servers.completed(state, traversal.tools, end.digest)
+    return index, end
 
 
 def _digest(tools: Sequence[Mapping[str, Any]]) -> tuple[str | None, str | None]:
@@ -118,21 +116,15 @@ def _digest(tools: Sequence[Mapping[str, Any]]) -> tuple[str | None, str | None]
         return None, REASON_UNREPRESENTABLE  # never a digest of a guess
 
 
-def _known_tool(tool: Mapping[str, Any]) -> KnownTool:
-    annotations = tool.get("annotations")
-    hint = annotations.get("readOnlyHint") if isinstance(annotations, Mapping) else None
-    return KnownTool(
-        required=frozenset(required_properties(tool)),
-        read_only=hint if isinstance(hint, bool) else None,
-    )
-
-
 def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
     """Emit the ``mcp_health.install`` span for what the application exposes to its agent.
 
     Whatever ``tools`` holds, the report is never dropped: something that is not a list of tool
     definitions gives a digest error (``tool_not_an_object``), which the processor judges
-    ``unverifiable`` (docs/model.md#catalog).
+    ``unverifiable`` (docs/model.md#catalog). The installed tools are compared tool by tool with
+    the session's (else its server's) last complete discovery (``core.catalog.compare_install``:
+    a subset of equal definitions matches); the span carries that comparison and which discovery
+    it was made with, never a definition.
     """
     state = _state.session_state(target)
     if state is None:
@@ -150,7 +142,18 @@ def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
         attrs.update(encode_digest(digest, error, of="client"))
     else:
         attrs.update(encode_digest(None, error, of="client"))
+    if error is None:
+        attrs.update(_compared(state, projected))
     telemetry.tracer.start_span(A.INSTALL_SPAN_NAME, kind=SpanKind.INTERNAL, attributes=attrs).end()
+
+
+def _compared(state: SessionState, installed: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """The install compared with the discovery it is judged against, or nothing without one."""
+    found = _servers.discovered(state)
+    if found is None or found.digests is None:
+        return {}
+    check = compare_install(tool_digests(installed), found.digests, discovery_digest=found.digest)
+    return encode_install_check(check)
 
 
 def _wire_tools(tools: Any) -> tuple[list[Mapping[str, Any]], str | None]:

@@ -103,6 +103,17 @@ class KnownTool:
     read_only: bool | None
 
 
+@dataclass(slots=True, frozen=True)
+class Discovered:
+    """The last complete application discovery of a session or of its server (in memory only):
+    per tool what the call-time contract check needs, and the per-tool and catalog digests an
+    install is compared with (``None`` when digests are off or the catalog has none)."""
+
+    tools: dict[str, KnownTool]
+    digests: dict[str, str] | None = None
+    digest: str | None = None
+
+
 @dataclass(slots=True)
 class Traversal:
     """An application ``tools/list`` traversal in progress (first page = request without cursor).
@@ -132,7 +143,9 @@ class SessionState:
     target_key: str | None = None
     started_ns: int | None = None
     traversal: Traversal | None = None
-    known_tools: dict[str, KnownTool] | None = None
+    #: The session's own last complete application discovery (``_servers.discovered`` falls
+    #: back on its server's).
+    discovered: Discovered | None = None
     #: A ``server/discover`` probe answered with an error, and when it ended (``time_ns``): its
     #: span waits for the session's next request, which tells whether a fallback superseded it
     #: (:meth:`release_probe`).

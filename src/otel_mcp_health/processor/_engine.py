@@ -95,6 +95,9 @@ class Engine:
     def judge(self, span: ReadableSpan, attrs: Mapping[str, Any], key: str) -> dict[str, Any]:
         """The verdict attributes of one finished span of session ``key`` (may be empty)."""
         with self._lock:
+            late = self.sessions.late(key, span.end_time or 0)
+            if late is not None:
+                return self._judge_late(span, attrs, late)
             session = self.sessions.touch(key, span.end_time or 0)
             verdicts: dict[str, Any] = {}
             if span.name == A.SESSION_END_SPAN_NAME:
@@ -106,6 +109,26 @@ class Engine:
             if session.closing and not self._has_live_calls(key):
                 self.sessions.release(key)
             return verdicts
+
+    def _judge_late(
+        self, span: ReadableSpan, attrs: Mapping[str, Any], late: Session
+    ) -> dict[str, Any]:
+        """A span of a session that already ended: judged as its server's, in a session that
+        is never stored, so the ended session never comes back (docs/model.md#scope)."""
+        if span.name == A.SESSION_END_SPAN_NAME:
+            return {}
+        if late.server_key is not None:
+            self._join(late, late.server_key)
+        late.server = self._memo.server(attrs, late.server)
+        try:
+            return self._route(span, attrs, late)
+        finally:
+            late.leave()
+
+    def _join(self, session: Session, server: str) -> None:
+        """The session belongs to server ``server`` (its catalog is shared from now on)."""
+        session.server_key = server
+        session.join(self._servers.touch(server))
 
     def _route(
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
@@ -126,8 +149,9 @@ class Engine:
             return self._judge_reconciliation(span, attrs, session)
         if span.name == A.INSTALL_SPAN_NAME:
             if (server := _codec.decode_server_key(attrs)) is not None:
-                session.join(self._servers.touch(server))
-            session.set_install(*_codec.decode_digest(attrs, of="client"))
+                self._join(session, server)
+            digest, error = _codec.decode_digest(attrs, of="client")
+            session.set_install(digest, error, _codec.decode_install_check(attrs))
             return self._judge_catalog(span, attrs, session, A.INSTALL_SPAN_NAME)
         return {}
 
@@ -195,7 +219,7 @@ class Engine:
         else:
             session.handshake = evidence
             if (server := _codec.decode_server_key(attrs)) is not None:
-                session.join(self._servers.touch(server))
+                self._join(session, server)
             unhealthy = rule in _HANDSHAKE_RULES
             decision = Decision(result.verdict, result.reason, result.next_action)
             session.unhealthy_handshake = decision if unhealthy else None

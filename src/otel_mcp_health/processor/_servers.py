@@ -29,7 +29,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Final
 
-from otel_mcp_health.core.evidence import Discovery
+from otel_mcp_health.core.evidence import Discovery, InstallCheck
 
 #: Servers tracked at once.
 MAX_SERVERS: Final = 1024
@@ -54,12 +54,17 @@ class ServerCatalog:
     #: sessions): its digest, or why it has none.
     client_digest: str | None = None
     client_digest_error: str | None = None
+    #: That install compared tool by tool with a discovery (when the instrumentation could).
+    client_install: InstallCheck | None = None
     #: Bumped on every change the sessions' catalog verdicts read (their memo key).
     version: int = 0
 
-    def installed(self, digest: str | None, error: str | None) -> None:
+    def installed(
+        self, digest: str | None, error: str | None, install: InstallCheck | None = None
+    ) -> None:
         """A framework reported the tools it hands its model from this server."""
         self.client_digest, self.client_digest_error = digest, error
+        self.client_install = install
         self.version += 1
 
     def discovered(self, discovery: Discovery, *, list_changed: bool | None) -> None:

@@ -40,6 +40,7 @@ from otel_mcp_health.core.evidence import (
     CatalogEvidence,
     Discovery,
     HandshakeEvidence,
+    InstallCheck,
     Page,
     RefreshPolicy,
     ToolCallCheck,
@@ -91,6 +92,7 @@ class Session:
     pending_signal: int | None = None
     client_digest: str | None = None
     client_digest_error: str | None = None
+    client_install: InstallCheck | None = None
     findings: tuple[ToolCallCheck, ...] = ()
     auth_failure: AuthorizationEvidence | None = None
     #: The verdict of the session's handshake when it was answered but unhealthy (an
@@ -100,6 +102,7 @@ class Session:
     closing: bool = False
     #: What the sessions of this session's server share (known from its handshake span).
     shared: ServerCatalog | None = None
+    server_key: str | None = None
     #: Bumped whenever evidence the catalog verdict reads changes (pages, signals, installs,
     #: findings): a memoized catalog verdict is valid for one version (docs/model.md#catalog).
     version: int = 0
@@ -143,26 +146,31 @@ class Session:
                     self.shared.discovered(discovery, list_changed=self._list_changed())
         return final
 
-    def set_install(self, digest: object, error: object) -> None:
-        """An install was reported: its digest, or why it has none (never compared then)."""
+    def set_install(
+        self, digest: object, error: object, install: InstallCheck | None = None
+    ) -> None:
+        """An install was reported: its digest, or why it has none (never compared then), and
+        its tool-by-tool comparison with a discovery when the instrumentation made one."""
         if isinstance(digest, str):
             self.client_digest, self.client_digest_error = digest, None
+            self.client_install = install
         else:
-            self.client_digest = None
+            self.client_digest, self.client_install = None, None
             self.client_digest_error = (
                 error if isinstance(error, str) else Reason.DIGEST_UNAVAILABLE
             )
         if self.shared is not None:
-            self.shared.installed(self.client_digest, self.client_digest_error)
+            self.shared.installed(self.client_digest, self.client_digest_error, self.client_install)
         self.version += 1
 
-    def _install(self) -> tuple[str | None, str | None]:
+    def _install(self) -> tuple[str | None, str | None, InstallCheck | None]:
         """What this session exposes: its own install, else (judged on its server's discovery)
         what the agent installed from that server."""
         own = self.client_digest is not None or self.client_digest_error is not None
         if own or not self.inherits or self.shared is None:
-            return self.client_digest, self.client_digest_error
-        return self.shared.client_digest, self.shared.client_digest_error
+            return self.client_digest, self.client_digest_error, self.client_install
+        shared = self.shared
+        return shared.client_digest, shared.client_digest_error, shared.client_install
 
     def add_signal(self, at: int) -> None:
         """A ``notifications/tools/list_changed`` arrived at ``at``."""
@@ -250,7 +258,7 @@ class Session:
         """The session's catalog evidence at ``now`` (docs/model.md#catalog,
         docs/evidence-format.md ``catalog``), with what its server's sessions share."""
         signal = self._last_signal()
-        client_digest, client_digest_error = self._install()
+        client_digest, client_digest_error, install = self._install()
         return CatalogEvidence(
             list_changed=self._catalog_list_changed(),
             refresh_policy=RefreshPolicy(max_age_seconds=max_age_s),
@@ -259,23 +267,41 @@ class Session:
             discoveries=self._discoveries(),
             client_digest=client_digest,
             client_digest_error=client_digest_error,
+            install=install,
             tool_calls=self.findings,
         )
 
 
 class SessionStore:
-    """Sessions by key: LRU-bounded, idle-expiring, released on session end."""
+    """Sessions by key: LRU-bounded, idle-expiring, released on session end.
+
+    A released session stays closed: a span of it that arrives later (a framework installing
+    tools after closing its listing session) is judged in a :meth:`late` session that belongs
+    to the server and is never stored (docs/model.md#scope). The keys of the last
+    ``max_sessions`` released sessions are remembered with their server's identity for that
+    (about 0.2 KiB each).
+    """
 
     def __init__(
         self, *, max_sessions: int, idle_ns: int, max_pages: int = DEFAULT_MAX_PAGES
     ) -> None:
         self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._closed: OrderedDict[str, str | None] = OrderedDict()
         self._max = max_sessions
         self._idle_ns = idle_ns
         self._max_pages = max_pages
 
     def __len__(self) -> int:
         return len(self._sessions)
+
+    def late(self, key: str, now: int) -> Session | None:
+        """For a released session ``key``: a fresh session that is never stored, carrying the
+        server identity it had (join it to that server to judge the span); else ``None``."""
+        if key not in self._closed:
+            return None
+        session = Session(key=key, last_seen=now, max_pages=self._max_pages, closing=True)
+        session.server_key = self._closed[key]
+        return session
 
     def touch(self, key: str, now: int) -> Session:
         """The session for ``key`` (created when new), marked as used at ``now``."""
@@ -300,11 +326,15 @@ class SessionStore:
             self._sessions.popitem(last=False)[1].leave()
 
     def release(self, key: str) -> None:
-        """Forget a closed session."""
+        """Forget a closed session (its key stays known as closed, bounded)."""
         session = self._sessions.pop(key, None)
         if session is not None:
             session.leave()
+            self._closed[key] = session.server_key
+            while len(self._closed) > self._max:
+                self._closed.popitem(last=False)
 
     def clear(self) -> None:
         """Forget everything (shutdown)."""
         self._sessions.clear()
+        self._closed.clear()
