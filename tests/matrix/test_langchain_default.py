@@ -88,6 +88,28 @@ async def test_healthy_and_is_error_calls(
     assert_installed_once(verdicts, tool_count=len(tools))
 
 
+@pytest.mark.usefixtures("create_ticket_verified")
+async def test_fifty_get_tools_leave_no_session(verdicts: Pipeline, reference_url: str) -> None:
+    """``get_tools()`` per request: each lists in a session of its own and installs after that
+    session closed. The installs attach to the server and never bring their session back (the
+    processor kept every one for an hour and filled its LRU), and the server's catalog still
+    reads ``converged`` for the agent's next call."""
+    connection = _connection("http", reference_url + "/mcp")
+    with anyio.fail_after(180):
+        for _ in range(50):
+            tools = await _get_tools(connection)
+        assert len(verdicts.processor._engine.sessions) == 0
+        await _run_agent(tools, [("create_ticket", {"title": "t", "priority": "p"})])
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    assert len(verdicts.processor._engine.sessions) == 0
+    installs = verdicts.named(A.INSTALL_SPAN_NAME)
+    assert len(installs) == 50
+    assert {(s.attributes or {}).get(A.CATALOG_VERDICT) for s in installs} == {"converged"}
+    assert calls(verdicts) == [("tools/call create_ticket", "healthy", "ok", True)]
+    call = verdicts.last("tools/call create_ticket").attributes or {}
+    assert (call[A.CATALOG_VERDICT], call[A.CATALOG_CLIENT_SOURCE]) == ("converged", "digest")
+
+
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_a_change_the_agent_never_sees_is_stale(
     transport: str, verdicts: Pipeline, changing_url: str
