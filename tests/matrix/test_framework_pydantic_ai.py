@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.support.framework_cells import assert_installed, calls, listed_tools
+from tests.support.framework_cells import assert_installed, assert_judged, calls, listed_tools
 from tests.support.matrix_drivers import (
     CHANGING_SERVER,
     SERVER_PYTHON,
@@ -190,6 +190,9 @@ async def test_a_filtered_toolset_installs_what_the_model_is_offered(
         assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
     assert offers == [SUBSET, SUBSET]
     assert_installed(verdicts, reference_tools, SUBSET)
+    # a subset of byte-equal definitions is the converged catalog, and the call healthy
+    assert_judged(verdicts, "converged", "ok")
+    assert calls(verdicts) == [("tools/call create_ticket", "healthy", "ok")]
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
@@ -213,6 +216,9 @@ async def test_prefixed_and_renamed_tools_map_back_to_their_mcp_definitions(
     assert offers[0] == {"open_ticket", "jira_fail"}
     assert [name for name, *_ in calls(verdicts)] == ["tools/call create_ticket"]
     assert_installed(verdicts, reference_tools, SUBSET)
+    # a subset of byte-equal definitions is the converged catalog, and the call healthy
+    assert_judged(verdicts, "converged", "ok")
+    assert calls(verdicts) == [("tools/call create_ticket", "healthy", "ok")]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -228,8 +234,7 @@ async def test_a_filter_that_hides_every_tool_is_not_converged(
         offers = await _run(toolset.filtered(lambda ctx, tool: False), [])
     assert offers == [set()]
     assert_installed(verdicts, reference_tools, set())
-    [install] = verdicts.named(A.INSTALL_SPAN_NAME)
-    assert (install.attributes or {}).get(A.CATALOG_VERDICT) != "converged"
+    assert_judged(verdicts, "stale", "nothing_installed")
 
 
 def _shouting(inner: Any) -> Any:

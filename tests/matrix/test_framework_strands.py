@@ -28,7 +28,13 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.support.framework_cells import assert_installed, calls, in_thread, listed_tools
+from tests.support.framework_cells import (
+    assert_installed,
+    assert_judged,
+    calls,
+    in_thread,
+    listed_tools,
+)
 from tests.support.matrix_drivers import (
     CHANGING_SERVER,
     SERVER_PYTHON,
@@ -302,6 +308,9 @@ async def test_tool_filters_install_the_subset_the_model_is_offered(
     await _in_thread(run)
     assert [name for name, *_ in calls(verdicts)] == ["tools/call create_ticket"]
     assert_installed(verdicts, reference_tools, SUBSET)
+    # a subset of byte-equal definitions is the converged catalog, and the call healthy
+    assert_judged(verdicts, "converged", "ok")
+    assert calls(verdicts) == [("tools/call create_ticket", "healthy", "ok")]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -319,5 +328,4 @@ async def test_tool_filters_that_hide_every_tool_are_not_converged(
 
     await _in_thread(run)
     assert_installed(verdicts, reference_tools, set())
-    [install] = verdicts.named(A.INSTALL_SPAN_NAME)
-    assert (install.attributes or {}).get(A.CATALOG_VERDICT) != "converged"
+    assert_judged(verdicts, "stale", "nothing_installed")

@@ -74,6 +74,20 @@ def assert_installed(pipeline: Pipeline, listed: list[dict[str, Any]], names: se
     assert set(records) == {(len(names), digest_tools(chosen))}, records
 
 
+def assert_judged(pipeline: Pipeline, verdict: str, reason: str) -> None:
+    """Every install span, and every call, read the catalog ``verdict`` / ``reason``, judged
+    against what was installed (``client_source = digest`` on the calls)."""
+    judged = {(a.get(A.CATALOG_VERDICT), a.get(A.CATALOG_REASON)) for a in _attrs(pipeline)}
+    assert judged == {(verdict, reason)}, judged
+    for call in tool_calls(pipeline):
+        assert (call.attributes or {}).get(A.CATALOG_CLIENT_SOURCE) == "digest", call.name
+
+
+def _attrs(pipeline: Pipeline) -> list[Any]:
+    spans = [*pipeline.named(A.INSTALL_SPAN_NAME), *tool_calls(pipeline)]
+    return [span.attributes or {} for span in spans]
+
+
 def listed_tools(*argv: str) -> list[dict[str, Any]]:
     """What a server script (``argv`` after :data:`SERVER_PYTHON`) lists over stdio: every page,
     as wire dicts, read through a plain ``ClientSession``. A module-scoped fixture calls it before
