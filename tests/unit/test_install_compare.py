@@ -18,7 +18,7 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_mcp_health.core.catalog import classify_catalog, compare_install, install_reason
+from otel_mcp_health.core.catalog import classify_catalog
 from otel_mcp_health.core.digest import (
     PROJECTED_MEMBERS,
     CatalogDigester,
@@ -26,6 +26,7 @@ from otel_mcp_health.core.digest import (
     tool_digests,
 )
 from otel_mcp_health.core.evidence import CatalogEvidence, Discovery, InstallCheck, Page
+from otel_mcp_health.core.install import compare_install, install_reason
 from otel_mcp_health.core.vocabulary import CatalogVerdict
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "digest"

@@ -17,8 +17,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from otel_mcp_health.core.digest import DigestError, digest_tools, tool_digests
+from otel_mcp_health.core.digest import DigestError, digest_tools
 from otel_mcp_health.core.evidence import CatalogEvidence, Discovery, InstallCheck, JsonObject
+from otel_mcp_health.core.install import compare_tools, install_reason
 from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.rules import Decision, Rule, first_match
 from otel_mcp_health.core.traversal import (
@@ -98,45 +99,15 @@ def _digest_or_error(tools: Iterable[JsonObject]) -> tuple[str | None, str | Non
         return None, exc.reason
 
 
-def compare_install(
-    installed: Mapping[str, str], discovered: Mapping[str, str], *, discovery_digest: str | None
-) -> InstallCheck:
-    """The one comparison of an install with a discovery, tool by tool (docs/model.md#catalog):
-    ``installed`` and ``discovered`` map each tool name to its per-tool digest
-    (:meth:`otel_mcp_health.core.digest.CatalogDigester.tool_digests`); ``discovery_digest`` is
-    the catalog digest of that discovery. Names only leave this function, sorted."""
-    changed = sorted(n for n, d in installed.items() if n in discovered and discovered[n] != d)
-    unlisted = sorted(name for name in installed if name not in discovered)
-    return InstallCheck(
-        installed=len(installed),
-        discovered=len(discovered),
-        changed=tuple(changed),
-        unlisted=tuple(unlisted),
-        discovery_digest=discovery_digest,
-    )
-
-
-def compare_tools(
-    installed: Iterable[JsonObject], discovered: Iterable[JsonObject], *, discovery_digest: str
-) -> InstallCheck:
-    """:func:`compare_install` of tool definitions (raises :class:`DigestError` as a digest)."""
-    return compare_install(
-        tool_digests(installed), tool_digests(discovered), discovery_digest=discovery_digest
-    )
-
-
-def install_reason(install: InstallCheck, discovered_digest: str | None) -> str | None:
-    """Why an install does not match the last complete discovery, or ``None`` when every
-    installed definition equals the discovered one of its name (a subset included)."""
-    if install.discovery_digest != discovered_digest:
-        return Reason.DIGEST_MISMATCH  # compared with another discovery than the last
-    if install.installed == 0 and install.discovered > 0:
-        return Reason.NOTHING_INSTALLED
-    if install.unlisted:
-        return Reason.INSTALLED_TOOL_UNLISTED
-    if install.changed:
-        return Reason.DIGEST_MISMATCH
-    return None
+def _compared(
+    client_tools: tuple[JsonObject, ...],
+    tools: tuple[JsonObject, ...] | None,
+    discovered: str | None,
+) -> InstallCheck | None:
+    """The client's tools compared tool by tool with the discovery, when it kept its tools."""
+    if tools is None or discovered is None:
+        return None
+    return compare_tools(client_tools, tools, discovery_digest=discovered)
 
 
 def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
@@ -165,8 +136,7 @@ def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
         source = ClientSource.REGISTERED
         client, client_error = _digest_or_error(evidence.client_tools)
         error = error or client_error
-        if error is None and tools is not None and discovered is not None:
-            install = compare_tools(evidence.client_tools, tools, discovery_digest=discovered)
+        install = _compared(evidence.client_tools, tools, discovered) if error is None else None
     else:
         client, source = discovered, ClientSource.DISCOVERY_RESULT
     return CatalogFacts(
@@ -398,10 +368,7 @@ __all__ = [
     "CatalogResult",
     "chain_defect",
     "classify_catalog",
-    "compare_install",
-    "compare_tools",
     "derive_facts",
-    "install_reason",
     "missing_required",
     "required_properties",
 ]

@@ -13,7 +13,6 @@ from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health._codec import encode_digest, encode_install_check
-from otel_mcp_health.core.catalog import compare_install
 from otel_mcp_health.core.digest import (
     REASON_TOOL_NOT_AN_OBJECT,
     REASON_UNREPRESENTABLE,
@@ -23,6 +22,7 @@ from otel_mcp_health.core.digest import (
 )
 from otel_mcp_health.core.evidence import Page
 from otel_mcp_health.core.facts import CatalogEnd, PageResult
+from otel_mcp_health.core.install import compare_install
 from otel_mcp_health.core.traversal import CursorChain
 from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION, ClientSource
 from otel_mcp_health.instrumentation import _servers, _state
@@ -122,7 +122,7 @@ def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
     Whatever ``tools`` holds, the report is never dropped: something that is not a list of tool
     definitions gives a digest error (``tool_not_an_object``), which the processor judges
     ``unverifiable`` (docs/model.md#catalog). The installed tools are compared tool by tool with
-    the session's (else its server's) last complete discovery (``core.catalog.compare_install``:
+    the session's (else its server's) last complete discovery (``core.install.compare_install``:
     a subset of equal definitions matches); the span carries that comparison and which discovery
     it was made with, never a definition.
     """

@@ -20,12 +20,13 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from otel_mcp_health import _codec
 from otel_mcp_health.core.catalog import required_properties
 from otel_mcp_health.core.digest import DigestError, tool_digests
-from otel_mcp_health.instrumentation._state import Discovered, KnownTool, SessionState
+from otel_mcp_health.instrumentation._state import SessionState
 
 #: Servers remembered at once.
 MAX_SERVERS: Final = 1024
@@ -34,6 +35,25 @@ MAX_BYTES: Final = 16 * 1024 * 1024
 #: Estimated bytes of an entry's and of one tool's fixed parts (objects, dict slots).
 _ENTRY_BYTES: Final = 400
 _TOOL_BYTES: Final = 300
+
+
+@dataclass(slots=True, frozen=True)
+class KnownTool:
+    """What the call-time contract check needs from one discovered tool (names only)."""
+
+    required: frozenset[str]
+    read_only: bool | None
+
+
+@dataclass(slots=True, frozen=True)
+class Discovered:
+    """The last complete application discovery of a session or of its server (in memory only):
+    per tool what the call-time contract check needs, and the per-tool and catalog digests an
+    install is compared with (``None`` when digests are off or the catalog has none)."""
+
+    tools: dict[str, KnownTool]
+    digests: dict[str, str] | None = None
+    digest: str | None = None
 
 
 class ServerDiscoveries:
