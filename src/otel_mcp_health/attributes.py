@@ -84,6 +84,14 @@ SERVER_VERSION: Final = "mcp_health.server.version"
 #: URL without its query. With the server name and version it names the server whose catalog the
 #: sessions share (docs/model.md#scope); the target itself never leaves the process.
 SERVER_TARGET_KEY: Final = "mcp_health.server.target_key"
+#: Where the session hears ``notifications/tools/list_changed`` (docs/model.md#scope): ``session``
+#: (its own stream while it is open: stdio, in-process, SSE), ``http_get_stream`` (streamable
+#: HTTP: the GET stream the SDK attaches after the handshake) or ``listen_stream`` (2026-07-28
+#: era: a ``subscriptions/listen`` stream the client opens). Also on ``mcp_health.channel`` spans.
+SESSION_NOTIFICATION_CHANNEL: Final = "mcp_health.session.notification_channel"
+CHANNEL_SESSION: Final = "session"
+CHANNEL_HTTP_GET_STREAM: Final = "http_get_stream"
+CHANNEL_LISTEN_STREAM: Final = "listen_stream"
 
 # ``tools/list`` page spans
 CATALOG_PAGE_INDEX: Final = "mcp_health.catalog.page.index"
@@ -183,6 +191,12 @@ RECONCILE_SPAN_NAME: Final = "mcp_health.reconcile"
 # Session end: an INTERNAL span (``SESSION_KEY`` set) that tells the processor to release the
 # session's state at once instead of waiting for idle expiry.
 SESSION_END_SPAN_NAME: Final = "mcp_health.session.end"
+
+# Notification channel: an INTERNAL span (``SESSION_KEY``, ``SESSION_NOTIFICATION_CHANNEL``,
+# ``CHANNEL_OPEN``) each time a session's GET stream or ``subscriptions/listen`` stream attaches
+# (``true``) or ends (``false``): only a session whose channel is alive hears ``list_changed``.
+CHANNEL_SPAN_NAME: Final = "mcp_health.channel"
+CHANNEL_OPEN: Final = "mcp_health.channel.open"
 
 # --------------------------------------------------------------------------------------------
 # Verdicts derived by the span processor (docs/model.md)

@@ -269,6 +269,13 @@ async def test_forced_failures_change_nothing(
             "reconcile",  # public API only (report_reconciliation)
             "argument_digest",  # called from inside the retry check
             "receipt_attributes",  # called when a receipt arrives (no verifier runs here)
+            "channel_of",  # called from inside on_result
+            "get_attempt",  # on a GET stream that get_stream found
+            "get_answered",  # on a GET stream that get_stream found
+            "closed",  # on a GET stream that get_stream found
+            "listen_route",  # no scenario opens a subscriptions/listen stream
+            "listen_acknowledged",  # idem
+            "listen_settled",  # idem
         }
     )
     assert set(calls) >= expected, expected - set(calls)

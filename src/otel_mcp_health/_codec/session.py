@@ -155,7 +155,29 @@ def encode_handshake_result(
     attrs.update(
         encode_server_identity(result.target_key, result.server_name, result.server_version)
     )
+    if result.channel is not None:
+        attrs[A.SESSION_NOTIFICATION_CHANNEL] = result.channel
     return attrs
+
+
+def encode_channel(channel: str, *, opened: bool) -> dict[str, Any]:
+    """A session's notification channel attached (``opened``) or ended (docs/model.md#scope)."""
+    return {A.SESSION_NOTIFICATION_CHANNEL: channel, A.CHANNEL_OPEN: opened}
+
+
+def decode_channel(attrs: Attributes) -> str:
+    """The notification channel a handshake span names; unnamed, the one its era implies (a
+    ``server/discover`` session hears changes on a ``subscriptions/listen`` stream only)."""
+    channel = read_str(attrs, A.SESSION_NOTIFICATION_CHANNEL)
+    if channel is not None:
+        return channel
+    discover = read_str(attrs, A.SESSION_ERA) == Era.DISCOVER.value
+    return A.CHANNEL_LISTEN_STREAM if discover else A.CHANNEL_SESSION
+
+
+def decode_channel_open(attrs: Attributes) -> bool | None:
+    """On an ``mcp_health.channel`` span: the channel attached (``True``) or ended (``False``)."""
+    return read_bool(attrs, A.CHANNEL_OPEN)
 
 
 def decode_server_key(attrs: Attributes) -> str | None:

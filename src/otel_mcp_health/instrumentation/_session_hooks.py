@@ -28,7 +28,9 @@ def register_session(session: Any) -> None:
     state = SessionState(session_ref=weakref.ref(session), by_wire_id=dispatcher is session)
     _state.SESSIONS[session] = state
     _state.DISPATCHERS[dispatcher] = state
-    inbound = getattr(getattr(session, "_read_stream", None), "_state", None)
+    # The stream the transport answers into (2.x: behind the dispatcher's context wrapper).
+    read_stream = getattr(dispatcher, "_read_stream", None)
+    inbound = getattr(getattr(read_stream, "_inner", read_stream), "_state", None)
     if inbound is not None:
         _state.INBOUND_STREAMS[inbound] = state
     if _state.STDIO_FRAMES:
@@ -38,9 +40,51 @@ def register_session(session: Any) -> None:
     if line is not None:
         state.network_transport = "pipe"
         state.target_key = _state.target_key(line)
+    else:
+        _learn_in_process(state, dispatcher)
 
 
-def stdio_spawned(frame: FrameType | None, command: Any, args: Any) -> None:
+def _learn_in_process(state: SessionState, dispatcher: Any) -> None:
+    """A session with no transport of its own yet: an in-process server reading its write
+    stream names it once that server runs (:func:`in_process_server`), and mcp 2.x's
+    ``Client(server)`` names it at once (:func:`in_process_client`)."""
+    written = _state.stream_state(getattr(dispatcher, "_write_stream", None))
+    if written is not None:
+        state.pending_stream = weakref.ref(written)
+
+
+def in_process_server(server: Any, read_stream: Any) -> None:
+    """An in-process server (``Server.run``) reads its requests from ``read_stream``: the
+    session that writes into it talks to that server object (docs/model.md#scope)."""
+    target = _state.in_process_target(server)
+    read = _state.stream_state(read_stream)
+    if target is not None and read is not None:
+        _state.IN_PROCESS_STREAMS[read] = target
+
+
+def in_process_client(session: Any, server: Any) -> None:
+    """mcp 2.x ``Client(server)`` built ``session``: for an in-process ``server`` (not a URL,
+    stdio parameters or a transport), the session talks to that server object."""
+    state = _state.SESSIONS.get(session)
+    if state is None or state.network_transport is not None or not _is_server(server):
+        return
+    target = _state.in_process_target(server)
+    if target is not None:
+        state.target_key, state.pending_stream = _state.target_key(target), None
+
+
+def _is_server(candidate: Any) -> bool:
+    """An in-process MCP server object: the low-level ``Server`` or a server wrapping one."""
+    from mcp.server.lowlevel import Server
+
+    return isinstance(candidate, Server) or isinstance(
+        getattr(candidate, "_lowlevel_server", None), Server
+    )
+
+
+def stdio_spawned(
+    frame: FrameType | None, command: Any, args: Any, env: Any = None, cwd: Any = None
+) -> None:
     """``stdio_client`` (the frame awaiting the process, or one of its callers) started a server.
 
     Its write stream exists now (mcp 1.x) or right after the process starts (2.x), as the local
@@ -52,8 +96,10 @@ def stdio_spawned(frame: FrameType | None, command: Any, args: Any) -> None:
         frame = frame.f_back
     if frame is None or frame.f_code.co_name != "stdio_client":
         return
-    line = (command, *args) if isinstance(args, list | tuple) else (command,)
-    _state.STDIO_FRAMES.append((frame, tuple(map(str, line))))
+    argv = tuple(map(str, args)) if isinstance(args, list | tuple) else ()
+    environment = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else None
+    line = _state.stdio_target(str(command), argv, environment, None if cwd is None else str(cwd))
+    _state.STDIO_FRAMES.append((frame, line))
     _claim_stdio_streams()
 
 

@@ -37,6 +37,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from otel_mcp_health.instrumentation import (
     _catalog_hooks,
+    _channel_hooks,
     _outcomes,
     _request_hooks,
     _result_hooks,
@@ -67,6 +68,7 @@ HOOK_MODULES = (
     _catalog_hooks,
     _transport_hooks,
     _outcomes,
+    _channel_hooks,
 )
 
 #: The wrapped call's positional and keyword arguments, as wrapt hands them to a wrapper.
@@ -395,6 +397,90 @@ async def stdio_process(
     process = await wrapped(*args, **kwargs)
     if active(configured) is not None:
         command, argv = kwargs.get("command"), kwargs.get("args")
+        env, cwd = kwargs.get("env"), kwargs.get("cwd")
         with fence("stdio mark"):
-            _session_hooks.stdio_spawned(caller, command, argv)
+            _session_hooks.stdio_spawned(caller, command, argv, env, cwd)
     return process
+
+
+def server_run(
+    configured: Telemetry,
+    wrapped: Any,
+    instance: Any,
+    args: Args,
+    kwargs: Kwargs,
+) -> Any:
+    """``mcp.server.lowlevel.Server.run`` (both lines): an in-process server starts reading
+    its requests; the client session writing into that stream talks to this server object
+    (docs/model.md#scope). Returns the coroutine unchanged."""
+    if active(configured) is not None:
+        with fence("in-process server"):
+            _session_hooks.in_process_server(instance, argument(args, kwargs, 0, "read_stream"))
+    return wrapped(*args, **kwargs)
+
+
+async def client_build_session(
+    configured: Telemetry,
+    wrapped: Any,
+    instance: Any,
+    args: Args,
+    kwargs: Kwargs,
+) -> Any:
+    """``mcp.Client._build_session`` (2.x): the session of ``Client(server)``, before its
+    handshake; an in-process server (direct dispatcher or in-memory streams) names it by that
+    server object (docs/model.md#scope)."""
+    session = await wrapped(*args, **kwargs)
+    if active(configured) is not None:
+        with fence("in-process client"):
+            _session_hooks.in_process_client(session, getattr(instance, "server", None))
+    return session
+
+
+# ----------------------------------------------------------------------------------------------
+# 2026-07-28 era: ``subscriptions/listen`` streams (mcp 2.x), a session's notification channel
+# ----------------------------------------------------------------------------------------------
+def listen_route(
+    configured: Telemetry,
+    wrapped: Any,
+    instance: Any,
+    args: Args,
+    kwargs: Kwargs,
+) -> Any:
+    """``ClientSession._register_listen_route``: a listen stream of this session is opening."""
+    route = wrapped(*args, **kwargs)
+    if active(configured) is not None:
+        with fence("listen route"):
+            _channel_hooks.listen_route(instance, route)
+    return route
+
+
+def listen_acked(
+    configured: Telemetry,
+    wrapped: Any,
+    instance: Any,
+    args: Args,
+    kwargs: Kwargs,
+) -> Any:
+    """``ListenRoute.set_acked``: the server acknowledged the stream (what it honours)."""
+    result = wrapped(*args, **kwargs)
+    telemetry = active(configured)
+    if telemetry is not None:
+        with fence("listen acknowledged"):
+            _channel_hooks.listen_acknowledged(telemetry, instance)
+    return result
+
+
+def listen_settled(
+    configured: Telemetry,
+    wrapped: Any,
+    instance: Any,
+    args: Args,
+    kwargs: Kwargs,
+) -> Any:
+    """``ListenRoute.settle``: the stream ended (the first end wins)."""
+    result = wrapped(*args, **kwargs)
+    telemetry = active(configured)
+    if telemetry is not None:
+        with fence("listen settled"):
+            _channel_hooks.listen_settled(telemetry, instance)
+    return result

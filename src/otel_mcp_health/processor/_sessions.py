@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from otel_mcp_health import attributes as A
 from otel_mcp_health.core.catalog import chain_defect
 from otel_mcp_health.core.evidence import (
     AuthorizationEvidence,
@@ -51,6 +52,7 @@ from otel_mcp_health.core.traversal import DEFAULT_MAX_PAGES, CursorChain
 from otel_mcp_health.core.vocabulary import NS_PER_S, Verdict
 from otel_mcp_health.processor._memo import SessionMemo
 from otel_mcp_health.processor._servers import ServerCatalog
+from otel_mcp_health.processor._spans import ServerId
 
 #: Call-time contract findings kept per session (the first of each kind decides the verdict).
 MAX_FINDINGS = 8
@@ -84,7 +86,8 @@ class Session:
     key: str
     last_seen: int
     max_pages: int = DEFAULT_MAX_PAGES
-    server: str | None = None
+    #: The server of the session's spans (incidents, retry budgets, metric labels).
+    server: ServerId | None = None
     handshake: HandshakeEvidence | None = None
     latest: TraversalFacts | None = None
     complete: Discovery | None = None
@@ -100,7 +103,14 @@ class Session:
     unhealthy_handshake: Decision[Verdict] | None = None
     #: The session's end span arrived; released when its last open call span ends.
     closing: bool = False
-    #: What the sessions of this session's server share (known from its handshake span).
+    #: Where the session hears ``list_changed`` (from its handshake span), how many of its GET or
+    #: ``subscriptions/listen`` streams are attached now, and :meth:`ServerCatalog.hearing` when
+    #: its own last complete discovery was made (docs/model.md#scope).
+    channel: str = A.CHANNEL_SESSION
+    channels_open: int = 0
+    heard_since: int | None = None
+    #: What the sessions of this session's server share (known from its handshake span), and
+    #: that server's identity (``_codec.decode_server_key``).
     shared: ServerCatalog | None = None
     server_key: str | None = None
     #: Bumped whenever evidence the catalog verdict reads changes (pages, signals, installs,
@@ -142,6 +152,7 @@ class Session:
             if chain_defect(discovery) is None:
                 self.complete = discovery
                 self.findings = ()  # earlier findings were checked against an older catalog
+                self.heard_since = self.shared.hearing() if self.shared is not None else None
                 if self.shared is not None:
                     self.shared.discovered(discovery, list_changed=self._list_changed())
         return final
@@ -187,8 +198,27 @@ class Session:
             self.leave()
             self.shared = shared
             self.version += 1
-        if self._list_changed() is True:
-            shared.listen(self.key)
+        self.update_listening()
+
+    def channel_changed(self, *, opened: bool) -> None:
+        """One of the session's GET or ``subscriptions/listen`` streams attached or ended."""
+        self.channels_open = max(0, self.channels_open + (1 if opened else -1))
+        self.version += 1
+        self.update_listening()
+
+    def hears(self) -> bool:
+        """Whether the session can hear ``list_changed`` now: the server advertised it and the
+        session's notification channel is alive (its own stream while it is open)."""
+        alive = self.channel == A.CHANNEL_SESSION or self.channels_open > 0
+        return alive and self._list_changed() is True
+
+    def update_listening(self) -> None:
+        """Count the session among its server's listeners exactly while it :meth:`hears`."""
+        if self.shared is not None:
+            if self.hears():
+                self.shared.listen(self.key)
+            else:
+                self.shared.leave(self.key)
 
     def leave(self) -> None:
         """The session is gone (ended, evicted or expired): it no longer hears its server."""
@@ -232,11 +262,15 @@ class Session:
         return tools.get("listChanged") is True if isinstance(tools, dict) else None
 
     def _catalog_list_changed(self) -> bool | None:
-        """``tools.listChanged`` as the catalog rules may trust it (an inherited catalog only
-        while some session of the server stayed open to hear a change)."""
+        """``tools.listChanged`` as the catalog rules may trust it: only while a session of the
+        server has heard every change since the catalog was discovered (a listener stayed
+        open); otherwise the catalog is held to its maximum age (docs/model.md#scope)."""
         if self.inherits and self.shared is not None:
             return self.shared.inherited_list_changed()
-        return self._list_changed()
+        advertised = self._list_changed()
+        if advertised is not True:
+            return advertised
+        return self.shared is not None and self.shared.heard(self.heard_since)
 
     def _discoveries(self) -> tuple[Discovery, ...]:
         if self.inherits and self.shared is not None:
