@@ -134,13 +134,18 @@ async def test_each_page_is_digested_once_and_the_catalog_once_per_traversal(
     """A page costs one digest of its own tools; the catalog's digest is computed once, on the
     last page, and not at all when the traversal had one page (it is that page's digest)."""
     digested: list[int] = []
-    real = _catalog_hooks.digest_tools
+    real, real_both = _catalog_hooks.digest_tools, _catalog_hooks.digests
 
     def counting(tools: list[Any]) -> str:
         digested.append(len(tools))
         return real(tools)
 
+    def counting_both(tools: list[Any]) -> tuple[str, dict[str, str]]:
+        digested.append(len(tools))  # the catalog's digest and its per-tool digests, one pass
+        return real_both(tools)
+
     monkeypatch.setattr(_catalog_hooks, "digest_tools", counting)
+    monkeypatch.setattr(_catalog_hooks, "digests", counting_both)
     async with Client(build_server(), mode="legacy") as client:
         await _discover(client)
     assert digested == [len(PAGE1), len(PAGE2), len(ALL_TOOLS)]

@@ -279,25 +279,32 @@ class CatalogDigester:
         """Each tool's name -> ``sha256:<hex>`` of its own canonical bytes, or
         :class:`DigestError` (as :meth:`digest`). A name listed more than once keeps its last
         definition in the catalog's sorted order, the same on every side compared."""
+        return self.digests(tools)[1]
+
+    def digests(self, tools: Iterable[Mapping[str, Any]]) -> tuple[str, dict[str, str]]:
+        """The catalog digest and the per-tool digests (:meth:`tool_digests`) in one pass: one
+        cache key per tool, one canonicalization per tool not cached."""
         items = _as_list(tools)
         if not self._max_tools:
-            return _tool_digests(sorted(_entry(tool) for tool in items))
+            entries = sorted(_entry(tool) for tool in items)
+            return _hash(entries), _tool_digests(entries)
         keys = self._keys(items)
         with self._lock:
             recent = self._recall(keys)
             if recent is not None and recent.tools is not None:
-                return dict(recent.tools)
+                return recent.digest, dict(recent.tools)
         entries = sorted(self._entries(items, keys))
         found = _tool_digests(entries)
+        digest = recent.digest if recent is not None else _hash(entries)
         if None not in keys:
             with self._lock:
                 if recent is None:
-                    recent = _Recent(keys, _hash(entries))  # type: ignore[arg-type]
+                    recent = _Recent(keys, digest)  # type: ignore[arg-type]
                     recent.tools = found
                     self._keep(recent)
                 elif recent.size + _map_size(found) <= self._max_bytes:
                     recent.tools = found
-        return dict(found)
+        return digest, dict(found)
 
 
 class _Recent:
@@ -354,6 +361,11 @@ def tool_digests(tools: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     return DEFAULT_DIGESTER.tool_digests(tools)
 
 
+def digests(tools: Iterable[Mapping[str, Any]]) -> tuple[str, dict[str, str]]:
+    """The catalog digest and the per-tool digests in one pass, via :data:`DEFAULT_DIGESTER`."""
+    return DEFAULT_DIGESTER.digests(tools)
+
+
 def catalog_bytes(tools: Iterable[Mapping[str, Any]]) -> bytes:
     """The canonical bytes :func:`digest_tools` hashes (for debugging and golden vectors)."""
     return DEFAULT_DIGESTER.canonical_bytes(tools)
@@ -375,6 +387,7 @@ __all__ = [
     "canonicalize",
     "catalog_bytes",
     "digest_tools",
+    "digests",
     "project_tool",
     "tool_digests",
 ]

@@ -18,7 +18,7 @@ from otel_mcp_health.core.digest import (
     REASON_UNREPRESENTABLE,
     DigestError,
     digest_tools,
-    tool_digests,
+    digests,
 )
 from otel_mcp_health.core.evidence import Page
 from otel_mcp_health.core.facts import CatalogEnd, PageResult
@@ -51,14 +51,16 @@ def page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[str
     tools = [t for t in raw_tools if isinstance(t, Mapping)] if isinstance(raw_tools, list) else []
     cursor_h = _cursor_hash(record, cursor)
     next_hash = cursor_hash(next_cursor) if next_cursor is not None else None
-    digested = _digest(tools) if telemetry.digests else (None, None)
+    internal = record.origin == A.ORIGIN_INTERNAL
+    whole = cursor is None and next_cursor is None and not internal  # a one-page traversal
+    digested = _digest(tools, per_tool=whole) if telemetry.digests else (None, None, None)
     page = Page(cursor=cursor_h, next_cursor=next_hash)
-    if record.origin == A.ORIGIN_INTERNAL:
+    if internal:
         index = 0 if cursor is None else None
-        record.observe(PageResult(page, len(tools), *digested, index=index))
+        record.observe(PageResult(page, len(tools), *digested[:2], index=index))
         return
     index, catalog = _advance(telemetry, record.state, (cursor_h, next_hash), tools, digested)
-    record.observe(PageResult(page, len(tools), *digested, index=index, catalog=catalog))
+    record.observe(PageResult(page, len(tools), *digested[:2], index=index, catalog=catalog))
 
 
 def _cursor_hash(record: RequestRecord, cursor: str | None) -> str | None:
@@ -74,7 +76,7 @@ def _advance(
     state: SessionState,
     link: tuple[str | None, str | None],
     tools: list[Mapping[str, Any]],
-    digested: tuple[str | None, str | None],
+    digested: _Digested,
 ) -> tuple[int, CatalogEnd | None]:
     """Walk the session's traversal one page: the page's index and, at the end, the catalog
     (``digested``: this page's digest, or why none, the catalog's when it is the only page)."""
@@ -97,23 +99,30 @@ def _advance(
     if not traversal.chain.intact:
         return index, None
     if not telemetry.digests:
+        found: _Digested = (None, None, None)
         end = CatalogEnd(len(traversal.tools))
-    elif index == 0:  # the traversal is this one page: the same tools, the same digest
-        end = CatalogEnd(len(traversal.tools), DIGEST_PROJECTION, *digested)
-    else:
-        end = CatalogEnd(len(traversal.tools), DIGEST_PROJECTION, *_digest(traversal.tools))
-    _servers.completed(state, traversal.tools, end.digest)
+    else:  # one page: the same tools, the same digests
+        found = digested if index == 0 else _digest(traversal.tools, per_tool=True)
+        end = CatalogEnd(len(traversal.tools), DIGEST_PROJECTION, *found[:2])
+    _servers.completed(state, traversal.tools, found[0], found[2])
     return index, end
 
 
-def _digest(tools: Sequence[Mapping[str, Any]]) -> tuple[str | None, str | None]:
-    """The tools' digest, or why there is none."""
+#: A digest, or why there is none, and the per-tool digests when asked for.
+_Digested = tuple[str | None, str | None, dict[str, str] | None]
+
+
+def _digest(tools: Sequence[Mapping[str, Any]], *, per_tool: bool = False) -> _Digested:
+    """The tools' digest (and per tool, one pass), or why there is none."""
     try:
-        return digest_tools(tools), None
+        if per_tool:
+            digest, per = digests(tools)
+            return digest, None, per
+        return digest_tools(tools), None, None
     except DigestError as exc:
-        return None, exc.reason
+        return None, exc.reason, None
     except (RecursionError, MemoryError, TypeError, ValueError):
-        return None, REASON_UNREPRESENTABLE  # never a digest of a guess
+        return None, REASON_UNREPRESENTABLE, None  # never a digest of a guess
 
 
 def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
@@ -137,23 +146,26 @@ def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
         A.CATALOG_CLIENT_TOOL_COUNT: len(projected),
         A.CATALOG_DIGEST_PROJECTION: DIGEST_PROJECTION,
     }
+    per_tool: dict[str, str] | None = None
     if error is None:
-        digest, error = _digest(projected)
+        digest, error, per_tool = _digest(projected, per_tool=True)
         attrs.update(encode_digest(digest, error, of="client"))
     else:
         attrs.update(encode_digest(None, error, of="client"))
-    if error is None:
-        attrs.update(_compared(state, projected))
+    if per_tool is not None:
+        attrs.update(_compared(state, per_tool))
     telemetry.tracer.start_span(A.INSTALL_SPAN_NAME, kind=SpanKind.INTERNAL, attributes=attrs).end()
 
 
-def _compared(state: SessionState, installed: list[Mapping[str, Any]]) -> dict[str, Any]:
-    """The install compared with the discovery it is judged against, or nothing without one."""
+def _compared(state: SessionState, installed: dict[str, str]) -> dict[str, Any]:
+    """The install (its per-tool digests) compared with the discovery it is judged against, or
+    nothing without one."""
     found = _servers.discovered(state)
     if found is None or found.digests is None:
         return {}
-    check = compare_install(tool_digests(installed), found.digests, discovery_digest=found.digest)
-    return encode_install_check(check)
+    return encode_install_check(
+        compare_install(installed, found.digests, discovery_digest=found.digest)
+    )
 
 
 def _wire_tools(tools: Any) -> tuple[list[Mapping[str, Any]], str | None]:

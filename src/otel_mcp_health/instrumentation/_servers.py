@@ -25,7 +25,6 @@ from typing import Any, Final
 
 from otel_mcp_health import _codec
 from otel_mcp_health.core.catalog import required_properties
-from otel_mcp_health.core.digest import DigestError, tool_digests
 from otel_mcp_health.instrumentation._state import SessionState
 
 #: Servers remembered at once.
@@ -121,17 +120,17 @@ def discovered(state: SessionState) -> Discovered | None:
     return SERVERS.get(server) if server is not None else None
 
 
-def completed(state: SessionState, tools: Sequence[Mapping[str, Any]], digest: str | None) -> None:
-    """An application traversal of the session completed with ``tools`` (catalog ``digest``, or
-    ``None`` when digests are off or it has none): the session's and its server's discovery."""
+def completed(
+    state: SessionState,
+    tools: Sequence[Mapping[str, Any]],
+    digest: str | None,
+    digests: dict[str, str] | None,
+) -> None:
+    """An application traversal of the session completed with ``tools``, their catalog
+    ``digest`` and per-tool ``digests`` (``None`` when digests are off or the catalog has none):
+    the session's and its server's last discovery."""
     known = {tool["name"]: known_tool(tool) for tool in tools if isinstance(tool.get("name"), str)}
-    digests: dict[str, str] | None = None
-    if digest is not None:
-        try:
-            digests = tool_digests(tools)
-        except DigestError:
-            digest = None  # never compared on a guess
-    found = state.discovered = Discovered(known, digests, digest)
+    found = state.discovered = Discovered(known, digests if digest is not None else None, digest)
     server = server_key(state)
     if server is not None:
         SERVERS.remember(server, found)
