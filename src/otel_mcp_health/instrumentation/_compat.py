@@ -58,7 +58,7 @@ _STDIO_PROCESS = Hook(
     _STDIO, "_create_platform_compatible_process", _wrappers.stdio_process, "stdio_transport"
 )
 #: Both lines: an in-process server starts reading its requests (names its sessions' server).
-_SERVER_RUN = Hook("mcp.server.lowlevel.server", "Server.run", _wrappers.server_run)
+_SERVER_RUN = Hook("mcp.server.lowlevel.server", "Server.run", _dispatch_wrappers.server_run)
 
 #: mcp 2.x: the dispatcher carries every request (module-level functions are looked up in their
 #: module at call time by the SDK, so patching the module attribute reaches every caller).
@@ -73,7 +73,7 @@ HOOKS_2X: Final = (
     Hook(
         "mcp.client.client",
         "Client._build_session",
-        _wrappers.client_build_session,
+        _dispatch_wrappers.client_build_session,
         "in_process_identity",
     ),
     _SERVER_RUN,

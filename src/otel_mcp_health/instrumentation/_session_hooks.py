@@ -16,7 +16,7 @@ from opentelemetry.trace import SpanKind
 from otel_mcp_health import attributes as A
 from otel_mcp_health._codec import encode_waiting_for_user, present
 from otel_mcp_health.core.failures import leaf
-from otel_mcp_health.instrumentation import _state
+from otel_mcp_health.instrumentation import _state, _targets
 from otel_mcp_health.instrumentation._sdk import error_type_of
 from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, Telemetry
 
@@ -39,7 +39,7 @@ def register_session(session: Any) -> None:
     line = _state.STDIO_STREAMS.get(written) if written is not None else None
     if line is not None:
         state.network_transport = "pipe"
-        state.target_key = _state.target_key(line)
+        state.target_key = _targets.target_key(line)
     else:
         _learn_in_process(state, dispatcher)
 
@@ -48,7 +48,7 @@ def _learn_in_process(state: SessionState, dispatcher: Any) -> None:
     """A session with no transport of its own yet: an in-process server reading its write
     stream names it once that server runs (:func:`in_process_server`), and mcp 2.x's
     ``Client(server)`` names it at once (:func:`in_process_client`)."""
-    written = _state.stream_state(getattr(dispatcher, "_write_stream", None))
+    written = _targets.stream_state(getattr(dispatcher, "_write_stream", None))
     if written is not None:
         state.pending_stream = weakref.ref(written)
 
@@ -56,10 +56,10 @@ def _learn_in_process(state: SessionState, dispatcher: Any) -> None:
 def in_process_server(server: Any, read_stream: Any) -> None:
     """An in-process server (``Server.run``) reads its requests from ``read_stream``: the
     session that writes into it talks to that server object (docs/model.md#scope)."""
-    target = _state.in_process_target(server)
-    read = _state.stream_state(read_stream)
+    target = _targets.in_process_target(server)
+    read = _targets.stream_state(read_stream)
     if target is not None and read is not None:
-        _state.IN_PROCESS_STREAMS[read] = target
+        _targets.IN_PROCESS_STREAMS[read] = target
 
 
 def in_process_client(session: Any, server: Any) -> None:
@@ -68,9 +68,9 @@ def in_process_client(session: Any, server: Any) -> None:
     state = _state.SESSIONS.get(session)
     if state is None or state.network_transport is not None or not _is_server(server):
         return
-    target = _state.in_process_target(server)
+    target = _targets.in_process_target(server)
     if target is not None:
-        state.target_key, state.pending_stream = _state.target_key(target), None
+        state.target_key, state.pending_stream = _targets.target_key(target), None
 
 
 def _is_server(candidate: Any) -> bool:
@@ -98,7 +98,7 @@ def stdio_spawned(
         return
     argv = tuple(map(str, args)) if isinstance(args, list | tuple) else ()
     environment = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else None
-    line = _state.stdio_target(str(command), argv, environment, None if cwd is None else str(cwd))
+    line = _targets.stdio_target(str(command), argv, environment, None if cwd is None else str(cwd))
     _state.STDIO_FRAMES.append((frame, line))
     _claim_stdio_streams()
 

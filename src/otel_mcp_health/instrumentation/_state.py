@@ -24,7 +24,7 @@ import secrets
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import FrameType
@@ -45,6 +45,7 @@ from otel_mcp_health.core.facts import Fact
 from otel_mcp_health.core.fold import Records, records
 from otel_mcp_health.core.observations import Observed
 from otel_mcp_health.core.traversal import CursorChain
+from otel_mcp_health.instrumentation import _targets
 
 if TYPE_CHECKING:  # a session holds its discovery; the registry of them imports this module
     from otel_mcp_health.instrumentation._servers import Discovered
@@ -60,49 +61,6 @@ def cursor_hash(cursor: str) -> str:
         _CURSOR_KEY, cursor.encode("utf-8", "surrogatepass"), hashlib.sha256
     ).hexdigest()[:16]
 
-
-def target_key(target: tuple[str, ...]) -> str:
-    """Keyed hash of a transport target's identity material (:func:`http_target`,
-    :func:`stdio_target`, :func:`in_process_target`), 16 hex digits: names a server within this
-    process (docs/model.md#scope), never reveals the target."""
-    material = "\x00".join(("target", *target)).encode("utf-8", "surrogatepass")
-    return hmac.new(_CURSOR_KEY, material, hashlib.sha256).hexdigest()[:16]
-
-
-def http_target(scheme: str, host: str, port: int | None, path: str, query: str) -> tuple[str, ...]:
-    """What tells HTTP servers apart (streamable HTTP, SSE): scheme, host, port, path and query
-    (a gateway's paths and a tenant's query name different servers). Never headers, tokens or
-    session ids: a rotated credential or a new session is the same server."""
-    return ("http", scheme, host, str(port), path, query)
-
-
-def stdio_target(
-    command: str, args: tuple[str, ...], env: Mapping[str, str] | None, cwd: str | None
-) -> tuple[str, ...]:
-    """What tells stdio servers apart: the command line, the environment it was given and its
-    working directory (one command with another environment can serve other tools)."""
-    pairs = sorted(f"{k}={v}" for k, v in env.items()) if env is not None else []
-    return ("stdio", str(len(args)), command, *args, str(len(pairs)), *pairs, cwd or "")
-
-
-#: In-process server object -> its random token (weakly held: dies with the server).
-_SERVER_TOKENS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
-
-
-def in_process_target(server: Any) -> tuple[str, ...] | None:
-    """What tells in-process servers apart: the server object itself, as a random token kept as
-    long as it lives (two servers with one name and version are two servers). ``None`` for an
-    object that cannot be weakly referenced."""
-    # A high-level server wraps the low-level one the transports run (2.x MCPServer, 1.x FastMCP).
-    for name in ("_lowlevel_server", "_mcp_server"):
-        server = getattr(server, name, server)
-    try:
-        token = _SERVER_TOKENS.get(server)
-        if token is None:
-            token = _SERVER_TOKENS[server] = secrets.token_hex(16)
-    except TypeError:
-        return None
-    return ("in_process", token)
 
 
 #: Duration label sets a session keeps (distinct method, tool and error type combinations).
@@ -165,7 +123,7 @@ class SessionState:
     #: through :meth:`server_target`).
     target_key: str | None = None
     #: In-process: the shared state of the session's write stream, until the server that reads
-    #: it is known (it starts after the session exists: :data:`IN_PROCESS_STREAMS`).
+    #: it is known (it starts after the session exists: :data:`._targets.IN_PROCESS_STREAMS`).
     pending_stream: weakref.ref[Any] | None = None
     #: Where the session hears ``list_changed`` (:mod:`._channel_hooks`): its own stream unless
     #: it talks streamable HTTP (its GET stream).
@@ -276,9 +234,9 @@ class SessionState:
         pending = self.pending_stream
         if self.target_key is None and pending is not None:
             stream = pending()
-            target = IN_PROCESS_STREAMS.get(stream) if stream is not None else None
+            target = _targets.IN_PROCESS_STREAMS.get(stream) if stream is not None else None
             if target is not None:
-                self.target_key = target_key(target)
+                self.target_key = _targets.target_key(target)
             if target is not None or stream is None:
                 self.pending_stream = None
         return self.target_key
@@ -408,7 +366,7 @@ SLOT: ContextVar[Slot | None] = ContextVar("otel_mcp_health_slot", default=None)
 #: True inside ``call_tool``: a ``tools/list`` issued there is the SDK's own (output-schema
 #: refresh, ``Client`` re-list), not an application discovery.
 INTERNAL: ContextVar[bool] = ContextVar("otel_mcp_health_internal", default=False)
-#: ``stdio_client`` frames that spawned a server process, with its :func:`stdio_target`, not yet
+#: ``stdio_client`` frames that spawned a server process, with its ``_targets.stdio_target``, not
 #: matched to their write stream (mcp 2.x creates the streams after the process). Read at the next
 #: session registration, then dropped; a frame whose streams never appear is pushed out.
 STDIO_FRAMES: deque[tuple[FrameType, tuple[str, ...]]] = deque(maxlen=16)
@@ -417,11 +375,3 @@ STDIO_FRAMES: deque[tuple[FrameType, tuple[str, ...]]] = deque(maxlen=16)
 #: exactly when its own write stream is one of these: a transport identity is a session's own,
 #: never its context's.
 STDIO_STREAMS: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
-#: In-process servers: the shared state of the stream a server reads its requests from (the
-#: client session's write stream) -> :func:`in_process_target` of that server (``Server.run``).
-IN_PROCESS_STREAMS: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
-
-
-def stream_state(stream: Any) -> Any:
-    """The shared state of a memory stream, also behind mcp 2.x's context wrapper (``None``)."""
-    return getattr(getattr(stream, "_inner", stream), "_state", None)

@@ -14,7 +14,7 @@ from otel_mcp_health.core.bounds import cap
 from otel_mcp_health.core.facts import HttpFailure, HttpResponse
 from otel_mcp_health.core.failures import classify_transport_failure, leaf, parse_www_authenticate
 from otel_mcp_health.core.vocabulary import AuthError
-from otel_mcp_health.instrumentation import _state
+from otel_mcp_health.instrumentation import _state, _targets
 from otel_mcp_health.instrumentation._state import RequestRecord
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -28,9 +28,10 @@ def on_http_request(record: RequestRecord, transport: Any) -> None:
         url = urlsplit(str(transport.url))
         state.server_address = url.hostname
         state.server_port = url.port or _DEFAULT_PORTS.get(url.scheme)
-        # the URL without its query, fragment or credentials names the server
-        target = (url.scheme, url.hostname or "", str(state.server_port), url.path)
-        state.target_key = _state.target_key(target)
+        target = _targets.http_target(
+            url.scheme, url.hostname or "", state.server_port, url.path, url.query
+        )
+        state.target_key = _targets.target_key(target)
     session_id = getattr(transport, "session_id", None)
     if isinstance(session_id, str):
         state.session_id = cap(session_id)

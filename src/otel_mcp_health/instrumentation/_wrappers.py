@@ -396,44 +396,10 @@ async def stdio_process(
     caller = sys._getframe(1)  # noqa: SLF001 - the stdio_client frame that owns the streams (the only way to see them)
     process = await wrapped(*args, **kwargs)
     if active(configured) is not None:
-        command, argv = kwargs.get("command"), kwargs.get("args")
-        env, cwd = kwargs.get("env"), kwargs.get("cwd")
+        command, argv, env, cwd = map(kwargs.get, ("command", "args", "env", "cwd"))
         with fence("stdio mark"):
             _session_hooks.stdio_spawned(caller, command, argv, env, cwd)
     return process
-
-
-def server_run(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
-) -> Any:
-    """``mcp.server.lowlevel.Server.run`` (both lines): an in-process server starts reading
-    its requests; the client session writing into that stream talks to this server object
-    (docs/model.md#scope). Returns the coroutine unchanged."""
-    if active(configured) is not None:
-        with fence("in-process server"):
-            _session_hooks.in_process_server(instance, argument(args, kwargs, 0, "read_stream"))
-    return wrapped(*args, **kwargs)
-
-
-async def client_build_session(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
-) -> Any:
-    """``mcp.Client._build_session`` (2.x): the session of ``Client(server)``, before its
-    handshake; an in-process server (direct dispatcher or in-memory streams) names it by that
-    server object (docs/model.md#scope)."""
-    session = await wrapped(*args, **kwargs)
-    if active(configured) is not None:
-        with fence("in-process client"):
-            _session_hooks.in_process_client(session, getattr(instance, "server", None))
-    return session
 
 
 # ----------------------------------------------------------------------------------------------
