@@ -12,6 +12,7 @@ import pytest
 from tests.pipeline.pipeline_stack import ALERTING_DIR, COLLECTOR_DIR, ROOT, binary
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health.core.reasons import Reason
 
 pytestmark = pytest.mark.pipeline
 
@@ -22,6 +23,7 @@ RECEIVER_OF_OWNER = {
     "credential_holder": "credential-holder",
     "integration_owner": "integration-owner",
     "catalog_owner": "catalog-owner",
+    "agent_owner": "agent-owner",
     "client_implementer": "client-implementer",
     "on_call": "on-call-pager",
     "outcome_owner": "outcome-owner",
@@ -61,6 +63,18 @@ def test_every_alert_has_a_firing_and_a_silent_case() -> None:
         silent = re.search(rf"alertname: {alert}, exp_alerts: \[\]", tests)
         assert firing, alert
         assert silent, alert
+
+
+def test_an_agent_that_never_refreshes_is_not_a_server_that_changed() -> None:
+    """The catalog alerts split on the call reason the processor writes for a catalog older than
+    its maximum age (core.contract: ``catalog_`` + the catalog reason): exactly one alert takes
+    it, the other takes every other stale catalog."""
+    overdue = f"catalog_{Reason.REFRESH_OVERDUE}"
+    text = RULES.read_text()
+    rules = dict(re.findall(r"- alert: (\w+)\n\s+expr: \|\n((?:\s{10}.*\n)+)", text))
+    assert f'mcp_health_reason="{overdue}"' in rules["McpCatalogRefreshOverdue"]
+    assert f'mcp_health_reason!="{overdue}"' in rules["McpStaleCatalog"]
+    assert alert_owners()["McpCatalogRefreshOverdue"] != alert_owners()["McpStaleCatalog"]
 
 
 def test_amtool_accepts_the_alertmanager_config() -> None:
