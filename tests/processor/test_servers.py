@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.support.processor_helpers import Pipeline, SessionSpans
+from tests.support.processor_helpers import DIGEST, Pipeline, SessionSpans
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.evidence import Discovery
@@ -125,3 +125,33 @@ def test_a_listing_that_stopped_at_its_first_page_is_inherited_incomplete(
     assert (call[A.VERDICT], call[A.CATALOG_VERDICT]) == ("stale_catalog", "incomplete")
     assert call[A.CATALOG_INHERITED] is True
     assert A.CATALOG_INHERITED_AGE_S not in call  # no complete discovery to be old
+
+
+def test_spans_after_the_session_ended_belong_to_the_server(pipeline: Pipeline) -> None:
+    """A framework that installs after closing its listing session (LangChain's ``get_tools()``),
+    and a ``list_changed`` that arrives after the end: both reach the server, and the session
+    never comes back (it was kept for an hour, in the LRU of live sessions)."""
+    store = pipeline.processor._engine.sessions
+    listing = _discover(pipeline, "listing", start=-100)
+    assert len(store) == 0
+    listing.emit(
+        A.INSTALL_SPAN_NAME,
+        {
+            A.CATALOG_CLIENT_DIGEST: "sha256:" + "d" * 64,
+            **SERVER,
+            A.CATALOG_TOOL_COUNT: 2,
+            A.CATALOG_CLIENT_TOOL_COUNT: 1,
+            A.CATALOG_DIGEST: DIGEST,  # compared with the listing session's discovery
+        },
+        -90,
+    )
+    install = pipeline.last(A.INSTALL_SPAN_NAME).attributes or {}
+    assert install[A.CATALOG_VERDICT] == "converged"  # one of the two tools, unchanged
+    assert len(store) == 0
+    _session(pipeline, "calling", start=-5).call(start=-4, end=-3)
+    call = _last_call(pipeline)
+    assert (call[A.CATALOG_VERDICT], call[A.CATALOG_CLIENT_SOURCE]) == ("converged", "digest")
+    listing.signal(-2)  # the ended session heard a change on its way out: the server's catalog
+    _session(pipeline, "again", start=-1.5).call(start=-1, end=0)
+    assert _last_call(pipeline)[A.REASON] == "catalog_signal_after_discovery"
+    assert len(store) == 2  # the two calling sessions, never the ended one
