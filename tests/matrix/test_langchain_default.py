@@ -11,6 +11,7 @@ langchain-mcp-adapters (it pins ``mcp < 2``: ``mcp_latest_1x`` of noxfile.py, wi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -22,9 +23,12 @@ from tests.support.matrix_drivers import (
     STDIO_SERVER,
     assert_installed_once,
 )
-from tests.support.processor_helpers import Pipeline
+from tests.support.processor_helpers import Pipeline, instrumenting
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health.environment_variables import (
+    OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_MAX_AGE_S as MAX_AGE,
+)
 from otel_mcp_health.instrumentation import flush_receipts
 
 pytestmark = pytest.mark.anyio
@@ -134,3 +138,47 @@ async def test_a_401_at_connect_is_one_needs_auth(verdicts: Pipeline, reference_
     handshakes = [s for s in verdicts.spans() if s.name == "initialize"]
     assert [(s.attributes or {}).get(A.VERDICT) for s in handshakes] == ["needs_auth"]
     assert verdicts.counts(A.METRIC_INCIDENTS, A.VERDICT) == {"needs_auth": 1}
+
+
+#: A maximum age short enough for an agent of this cell to live past it, long enough for its
+#: first call to come before it (over stdio every call starts the server process anew).
+SHORT_MAX_AGE_S = {"stdio": 5.0, "http": 1.0}
+
+
+@pytest.fixture
+def short_max_age(monkeypatch: pytest.MonkeyPatch, transport: str) -> Iterator[Pipeline]:
+    """The instrumented agent judged by a processor configured (by its environment variable)
+    with a maximum age of seconds."""
+    monkeypatch.setenv(MAX_AGE, str(SHORT_MAX_AGE_S[transport]))
+    pipeline = Pipeline.build()
+    try:
+        with instrumenting(pipeline):
+            yield pipeline
+    finally:
+        pipeline.provider.shutdown()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_long_running_agent_reads_refresh_overdue_until_it_lists_again(
+    transport: str, short_max_age: Pipeline, reference_url: str
+) -> None:
+    """What a LangChain-default agent sees when it lives past the maximum age (docs/frameworks.md):
+    ``get_tools()`` lists in a session that closes at once and every call runs in a fresh one, so
+    no session stays open to hear ``list_changed``. Once the listing is older than the maximum
+    age every call reads ``stale_catalog`` / ``catalog_refresh_overdue`` (the agent never
+    re-lists; nothing changed); calling ``get_tools()`` again converges."""
+    connection = _connection(transport, reference_url + "/mcp")
+    with anyio.fail_after(120):
+        tools = await _get_tools(connection)
+        await _run_agent(tools, [("lookup", {})])
+        await anyio.sleep(SHORT_MAX_AGE_S[transport] + 0.3)
+        await _run_agent(tools, [("lookup", {}), ("lookup", {})])
+        await _run_agent(await _get_tools(connection), [("lookup", {})])
+    fresh = ("tools/call lookup", "unverified", "no_outcome_verifier", True)
+    overdue = ("tools/call lookup", "stale_catalog", "catalog_refresh_overdue", True)
+    assert calls(short_max_age) == [fresh, overdue, overdue, fresh]
+    catalog = [
+        ((s.attributes or {})[A.CATALOG_VERDICT], (s.attributes or {})[A.CATALOG_REASON])
+        for s in short_max_age.named("tools/call lookup")
+    ]
+    assert catalog[1:3] == [("stale", "refresh_overdue")] * 2
