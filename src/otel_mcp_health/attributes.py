@@ -192,6 +192,11 @@ RECONCILE_SPAN_NAME: Final = "mcp_health.reconcile"
 # session's state at once instead of waiting for idle expiry.
 SESSION_END_SPAN_NAME: Final = "mcp_health.session.end"
 
+# SSE connect refused: a CLIENT span (its own ``SESSION_KEY``, the connection and the HTTP
+# evidence of the connecting GET) for an SSE server that refused the GET before any session or
+# handshake existed (401/403, an error status, a transport failure). Judged like a handshake.
+CONNECT_SPAN_NAME: Final = "mcp_health.connect"
+
 # Notification channel: an INTERNAL span (``SESSION_KEY``, ``SESSION_NOTIFICATION_CHANNEL``,
 # ``CHANNEL_OPEN``) each time a session's GET stream or ``subscriptions/listen`` stream attaches
 # (``true``) or ends (``false``): only a session whose channel is alive hears ``list_changed``.

@@ -7,7 +7,8 @@ Several distinct reference servers (``build_server()``, one name and version) be
 * ``/k/SECRET/mcp``: a server whose path carries an API key (Zapier-style URLs), for the privacy
   canary;
 * ``/sse`` (with its message endpoint ``/messages/``): a server over the SSE transport;
-* ``/sse-authn``: an SSE endpoint that refuses the connecting GET with 401 ``invalid_token``.
+* ``/sse-authn`` and ``/sse-authz``: SSE endpoints that refuse the connecting GET with 401
+  ``invalid_token`` and 403 ``insufficient_scope``.
 
 A query on any URL reaches the same server (a tenant parameter the gateway reads elsewhere).
 Prints its base URL (``http://127.0.0.1:<port>``) on the first line of stdout, then serves until
@@ -25,7 +26,7 @@ import anyio
 import uvicorn
 from mcp.server.lowlevel import Server
 from mcp.server.sse import SseServerTransport
-from mcp_health_servers import _authn, _free_port, build_server
+from mcp_health_servers import _authn, _authz, _free_port, build_server
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -49,6 +50,7 @@ def _sse_routes(server: Server[Any]) -> list[Route | Mount]:
         Route("/sse", connect, methods=["GET"]),
         Mount("/messages/", app=transport.handle_post_message),
         Route("/sse-authn", _authn, methods=["GET", "POST"]),
+        Route("/sse-authz", _authz, methods=["GET", "POST"]),
     ]
 
 

@@ -103,6 +103,26 @@ async def _get_stream_send(
     return response
 
 
+async def _sse_send(
+    telemetry: Telemetry,
+    exchange: _transport_hooks.SseExchange,
+    wrapped: Any,
+    args: Args,
+    kwargs: Kwargs,
+) -> Any:
+    """One HTTP request of the SSE transport: its answer or failure is evidence of its session
+    (the connecting GET) or of the request its POST carries."""
+    try:
+        response = await wrapped(*args, **kwargs)
+    except Exception as exc:
+        with fence("sse failure"):
+            _transport_hooks.sse_failed(telemetry, exchange, exc)
+        raise
+    with fence("sse answer"):
+        _transport_hooks.sse_answered(telemetry, exchange, response)
+    return response
+
+
 async def client_send(
     configured: Telemetry,
     wrapped: Any,
@@ -113,11 +133,17 @@ async def client_send(
     """``httpx2.AsyncClient.send`` (2.x) / ``httpx.AsyncClient.send`` (1.x): inside a POST of
     ours only, the response's status, ``WWW-Authenticate`` and session id (the SDK's own request
     helpers all send through it, whatever they are called in a release); inside a GET stream's
-    task, whether its GET attached."""
+    task, whether its GET attached; on the SSE transport, its connecting GET and its POSTs."""
     channel = GET_STREAM.get()
     telemetry = active(configured)
     if channel is not None and telemetry is not None:
         return await _get_stream_send(telemetry, channel, wrapped, args, kwargs)
+    sse: _transport_hooks.SseExchange | None = None
+    if telemetry is not None and POST.get() is None:
+        with fence("sse request"):
+            sse = _transport_hooks.sse_exchange(instance, argument(args, kwargs, 0, "request"))
+    if sse is not None and telemetry is not None:
+        return await _sse_send(telemetry, sse, wrapped, args, kwargs)
     response = await wrapped(*args, **kwargs)
     record = POST.get()
     if record is not None and not record.ended and active(configured) is not None:

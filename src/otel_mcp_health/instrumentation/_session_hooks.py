@@ -40,8 +40,31 @@ def register_session(session: Any) -> None:
     if line is not None:
         state.network_transport = "pipe"
         state.target_key = _targets.target_key(line)
-    else:
+    elif not _learn_sse(state, dispatcher):
         _learn_in_process(state, dispatcher)
+
+
+def _learn_sse(state: SessionState, dispatcher: Any) -> bool:
+    """A session over the write stream ``sse_client`` yielded talks SSE (docs/model.md#scope):
+    its connecting GET named the server (``tcp``, address, port, target key), and its HTTP
+    client's POSTs carry the session's requests."""
+    pending = _targets.SSE_FRAMES
+    for _ in range(len(pending)):
+        frame, where, client = pending.popleft()
+        written = _targets.stream_state(frame.f_locals.get("write_stream"))
+        if written is None:
+            pending.append((frame, where, client))
+        else:
+            _targets.SSE_STREAMS[written] = (where, client)
+    own = _targets.stream_state(getattr(dispatcher, "_write_stream", None))
+    found = _targets.SSE_STREAMS.get(own) if own is not None else None
+    if found is None:
+        return False
+    where, client = found
+    state.network_transport, state.target_key = "tcp", where.target_key
+    state.server_address, state.server_port = where.address, where.port
+    _targets.SSE_CLIENTS[client] = state
+    return True
 
 
 def _learn_in_process(state: SessionState, dispatcher: Any) -> None:

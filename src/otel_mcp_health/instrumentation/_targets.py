@@ -22,7 +22,10 @@ import hashlib
 import hmac
 import secrets
 import weakref
+from collections import deque
 from collections.abc import Mapping
+from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 #: Per-process key of :func:`target_key`: equal targets hash equal inside one process, and a hash
@@ -82,3 +85,25 @@ IN_PROCESS_STREAMS: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.We
 def stream_state(stream: Any) -> Any:
     """The shared state of a memory stream, also behind mcp 2.x's context wrapper (``None``)."""
     return getattr(getattr(stream, "_inner", stream), "_state", None)
+
+
+@dataclass(frozen=True, slots=True)
+class SseConnection:
+    """Where an SSE session's connecting GET went (``sse_client``'s URL): its server's address,
+    port and :func:`target_key`."""
+
+    address: str | None
+    port: int | None
+    target_key: str
+
+
+#: ``sse_client`` frames whose connecting GET was answered, with where it went and the HTTP client
+#: that sent it, not yet matched to their write stream (claimed at the next session registration,
+#: like ``_state.STDIO_FRAMES``; a frame whose session never comes is pushed out).
+SSE_FRAMES: deque[tuple[FrameType, SseConnection, Any]] = deque(maxlen=16)
+#: The shared state of a write stream that ``sse_client`` yielded -> where its GET went and its
+#: HTTP client: the session over that stream talks SSE.
+SSE_STREAMS: weakref.WeakKeyDictionary[Any, tuple[SseConnection, Any]] = weakref.WeakKeyDictionary()
+#: The HTTP client of an SSE session -> the session's state (its POSTs carry the session's
+#: requests; the client lives as long as the transport).
+SSE_CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()

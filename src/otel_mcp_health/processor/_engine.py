@@ -140,7 +140,7 @@ class Engine:
             return _verdicts.with_server_name(verdicts, attrs, name)
         if method == TOOLS_LIST:
             return self._judge_page(span, attrs, session)
-        if method in _HANDSHAKES:
+        if method in _HANDSHAKES or span.name == A.CONNECT_SPAN_NAME:
             return self._judge_handshake(span, attrs, session)
         if method == A.NOTIFICATION_SPAN_METHOD:
             if span.start_time is not None:
