@@ -182,3 +182,25 @@ async def test_a_long_running_agent_reads_refresh_overdue_until_it_lists_again(
         for s in short_max_age.named("tools/call lookup")
     ]
     assert catalog[1:3] == [("stale", "refresh_overdue")] * 2
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_an_agent_on_one_open_session_stays_converged_past_the_maximum_age(
+    transport: str, short_max_age: Pipeline, reference_url: str
+) -> None:
+    """The explicit form, ``async with client.session(name) as s: load_mcp_tools(s)``, keeps one
+    session open for the agent's life: it can hear ``list_changed`` (stdio while it runs, HTTP
+    while its GET stream is attached), so its catalog is not held to the maximum age."""
+    from langchain_mcp_adapters.client import MultiServerMCPClient
+    from langchain_mcp_adapters.tools import load_mcp_tools
+
+    connection = _connection(transport, reference_url + "/mcp")
+    client = MultiServerMCPClient({"server": connection})  # type: ignore[dict-item]
+    with anyio.fail_after(120):
+        async with client.session("server") as session:
+            tools = await load_mcp_tools(session)
+            await anyio.sleep(SHORT_MAX_AGE_S[transport] + 0.3)
+            await _run_agent(tools, [("lookup", {})])
+    assert calls(short_max_age) == [
+        ("tools/call lookup", "unverified", "no_outcome_verifier", None)
+    ]
