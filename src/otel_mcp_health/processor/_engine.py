@@ -220,7 +220,7 @@ class Engine:
             ):
                 session.auth_failure = evidence.authorization
         else:
-            session.handshake = evidence
+            session.answered(evidence)
             session.channel = _codec.decode_channel(attrs)
             if (server := _codec.decode_server_key(attrs)) is not None:
                 self._join(session, server)

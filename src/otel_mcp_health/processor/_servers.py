@@ -73,14 +73,22 @@ class ServerCatalog:
 
     def discovered(self, discovery: Discovery, *, list_changed: bool | None) -> None:
         """A session of this server completed a discovery."""
-        self.complete, self.latest, self.list_changed = discovery, discovery, list_changed
+        self.complete, self.list_changed = discovery, list_changed
+        self._started(discovery)
         self.heard_since = self.hearing()
         self.version += 1
 
     def progressed(self, traversal: Discovery) -> None:
         """A session of this server listed a page: its traversal as it stands."""
-        self.latest = traversal
+        self._started(traversal)
         self.version += 1
+
+    def _started(self, traversal: Discovery) -> None:
+        """The latest traversal is the last one started (docs/model.md#catalog), whichever
+        session's page arrived last: two sessions may list at once."""
+        latest = self.latest
+        if latest is None or (traversal.started_at or 0) >= (latest.started_at or 0):
+            self.latest = traversal
 
     def discoveries(self) -> tuple[Discovery, ...]:
         """What a session that made no discovery of its own is judged against."""

@@ -97,6 +97,9 @@ class Session:
     client_digest_error: str | None = None
     client_install: InstallCheck | None = None
     findings: tuple[ToolCallCheck, ...] = ()
+    #: The server's complete discovery the findings were checked against when the session
+    #: inherited it (a newer one makes them moot, as a traversal of its own does).
+    findings_against: Discovery | None = None
     auth_failure: AuthorizationEvidence | None = None
     #: The verdict of the session's handshake when it was answered but unhealthy (an
     #: incompatible session): the session's readiness without a call, whatever its catalog.
@@ -155,6 +158,8 @@ class Session:
                 self.heard_since = self.shared.hearing() if self.shared is not None else None
                 if self.shared is not None:
                     self.shared.discovered(discovery, list_changed=self._list_changed())
+            elif self.shared is not None:  # ended on a gap or a loop: the server sees it too
+                self.shared.progressed(discovery)
         return final
 
     def set_install(
@@ -182,6 +187,13 @@ class Session:
             return self.client_digest, self.client_digest_error, self.client_install
         shared = self.shared
         return shared.client_digest, shared.client_digest_error, shared.client_install
+
+    def answered(self, handshake: HandshakeEvidence) -> None:
+        """The session's handshake was answered; over the network that is an authorized
+        exchange that succeeded, so an earlier authorization failure no longer carries."""
+        self.handshake = handshake
+        if isinstance(handshake.authorization, AuthorizationEvidence):
+            self.auth_failure = None
 
     def add_signal(self, at: int) -> None:
         """A ``notifications/tools/list_changed`` arrived at ``at``."""
@@ -238,6 +250,8 @@ class Session:
 
     def add_finding(self, finding: ToolCallCheck) -> None:
         """Keep a call-time contract finding (bounded)."""
+        if self.inherits and self.findings_against is not self.inherited:
+            self.findings, self.findings_against = (), self.inherited
         if len(self.findings) < MAX_FINDINGS:
             self.findings = (*self.findings, finding)
             self.version += 1
@@ -302,8 +316,15 @@ class Session:
             client_digest=client_digest,
             client_digest_error=client_digest_error,
             install=install,
-            tool_calls=self.findings,
+            tool_calls=self._findings(),
         )
+
+    def _findings(self) -> tuple[ToolCallCheck, ...]:
+        """The findings checked against the catalog the session is judged on (an inheriting
+        session's are moot once its server completed a newer discovery)."""
+        if self.inherits and self.findings_against is not self.inherited:
+            return ()
+        return self.findings
 
 
 class SessionStore:
