@@ -141,7 +141,7 @@ def _kind(span: ReadableSpan, attrs: Mapping[str, Any]) -> str:
         return "call"
     if method == "tools/list":
         return "other" if _codec.decode_origin(attrs) == A.ORIGIN_INTERNAL else "page"
-    if method in _HANDSHAKE_METHODS:
+    if method in _HANDSHAKE_METHODS or span.name == A.CONNECT_SPAN_NAME:  # a refused connect too
         return "other" if _codec.decode_superseded(attrs) else "handshake"
     if method == A.NOTIFICATION_SPAN_METHOD:
         return "signal"

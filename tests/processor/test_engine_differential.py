@@ -181,6 +181,7 @@ def test_every_scenario_row_is_judged_as_the_oracle_judges_it(scenario: Scenario
 # A hypothesis stream of sessions and servers
 # ----------------------------------------------------------------------------------------------
 _CURSORS = st.sampled_from([None, "c1", "c2", "c3"])
+_CHANNELS = st.sampled_from([None, None, A.CHANNEL_HTTP_GET_STREAM, A.CHANNEL_LISTEN_STREAM])
 _HANDSHAKE = st.fixed_dictionaries(
     {
         "kind": st.just("handshake"),
@@ -190,6 +191,8 @@ _HANDSHAKE = st.fixed_dictionaries(
         # the server the session names: sessions of one server share its catalog state
         "server": st.sampled_from(["a", "b", "c", None]),
         "status": st.sampled_from([200, 200, 200, 401]),  # a 401 fails the handshake
+        # where it hears list_changed (None: its own stream, over stdio or SSE)
+        "channel": _CHANNELS,
     }
 )
 _PAGE = st.fixed_dictionaries(
@@ -219,6 +222,8 @@ _CALL = st.fixed_dictionaries(
 )
 _OTHER = st.one_of(
     st.fixed_dictionaries({"kind": st.just("signal")}),
+    # a GET or subscriptions/listen stream of the session attached or ended
+    st.fixed_dictionaries({"kind": st.just("channel"), "opened": st.booleans()}),
     st.fixed_dictionaries(
         {
             "kind": st.just("install"),
@@ -249,6 +254,7 @@ _OPENING = st.fixed_dictionaries(
         "negotiated": st.just("2025-11-25"),
         "server": st.sampled_from(["a", "a", "b", "c", None]),
         "status": st.just(200),
+        "channel": _CHANNELS,
     }
 )
 _EVENT = st.tuples(
@@ -322,6 +328,11 @@ def _server_attributes(server: str | None) -> dict[str, Any]:
     return {A.SERVER_TARGET_KEY: f"target-{server}", A.SERVER_NAME: f"server-{server}"}
 
 
+def _channel_attributes(channel: str | None) -> dict[str, Any]:
+    """Where a handshake's session hears ``list_changed`` (none named: its own stream)."""
+    return {} if channel is None else {A.SESSION_NOTIFICATION_CHANNEL: channel}
+
+
 def _install_attributes(event: dict[str, Any]) -> dict[str, Any]:
     """An install as a framework hook reports it: its digest (or why it has none) and, when
     the hook compared it with a discovery, that comparison."""
@@ -373,6 +384,7 @@ def _emit_event(
             list_changed=event["list_changed"],
             tools=event["tools"],
             **_server_attributes(event["server"]),
+            **_channel_attributes(event.get("channel")),
         )
     elif kind == "page":
         page = _page(event, cursors.get(spans.key))
@@ -383,6 +395,9 @@ def _emit_event(
         spans.call(event["tool"], ok=False, start=at, end=at + event["duration"], **attrs)
     elif kind == "signal":
         spans.signal(at)
+    elif kind == "channel":
+        channel = _codec.encode_channel(A.CHANNEL_HTTP_GET_STREAM, opened=event["opened"])
+        spans.emit(A.CHANNEL_SPAN_NAME, channel, at, kind=SpanKind.INTERNAL)
     elif kind == "install":
         spans.emit(A.INSTALL_SPAN_NAME, _install_attributes(event), at, kind=SpanKind.INTERNAL)
     else:
