@@ -39,6 +39,7 @@ from tests.support.matrix_drivers import (
 from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health.instrumentation import flush_receipts
 
 pytestmark = pytest.mark.anyio
 
@@ -243,6 +244,7 @@ async def test_a_healthy_call_to_one_gateway_path_never_clears_another_paths_inc
         async with http_session(jira) as agent:
             await agent.list_all()
             await agent.call("fail", {})
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)  # every call's span ended
     jira_first, github_fail, jira_again = calls(verdicts, "fail")
     assert calls(verdicts, "create_ticket")[0][A.VERDICT] == "healthy"
     assert jira_first[A.VERDICT] == github_fail[A.VERDICT] == "tool_failed"

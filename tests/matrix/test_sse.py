@@ -21,6 +21,7 @@ from tests.support.matrix_drivers import INTEGRATION, Driver, Events, SessionDri
 from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health.instrumentation import flush_receipts
 
 pytestmark = pytest.mark.anyio
 
@@ -65,6 +66,7 @@ async def test_an_sse_session_is_a_network_session(
         async with sse_session(f"{gateway}/sse?api_key={SECRET}") as agent:
             await agent.list_all()
             await agent.call("create_ticket", {"title": "t", "priority": "p"})
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)  # the call's span has ended
     host, port = _host_port(gateway)
     (call,) = ours(verdicts, "tools/call create_ticket")
     handshake = ours(verdicts, "initialize")[-1]
@@ -111,3 +113,38 @@ async def test_a_refused_sse_connect_is_judged_needs_auth(
     opened = verdicts.metric_points(A.METRIC_INCIDENTS)
     assert [p["attributes"][A.VERDICT] for p in opened] == ["needs_auth"]
     assert opened[0]["attributes"][A.SERVER_ADDRESS] == host
+
+
+async def _run_as_the_application(gateway: str) -> tuple[str, type[BaseException]]:
+    """What the application sees: a call's text over SSE, and a refused connect's exception."""
+    with anyio.fail_after(60):
+        async with sse_session(f"{gateway}/sse") as agent:
+            await agent.list_all()
+            result = await agent.call("lookup", {})
+        try:
+            async with sse_session(f"{gateway}/sse-authn"):
+                pass
+        except Exception as exc:  # the SDK's own failure is the scenario
+            return result.content[0].text, type(exc)
+    raise AssertionError("the refused connect did not raise")
+
+
+async def test_broken_sse_hooks_change_nothing_for_the_application(
+    verdicts: Pipeline, gateway: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Host first: with every SSE hook raising, the application sees the same results and the
+    same exception as with the instrumentation switched off."""
+    from opentelemetry.instrumentation.utils import suppress_instrumentation
+
+    from otel_mcp_health.instrumentation import _transport_hooks
+
+    with suppress_instrumentation():
+        baseline = await _run_as_the_application(gateway)
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("forced failure")
+
+    for name in ("sse_exchange", "sse_answered", "sse_failed"):
+        monkeypatch.setattr(_transport_hooks, name, broken)
+    assert await _run_as_the_application(gateway) == baseline
+    assert not ours(verdicts, A.CONNECT_SPAN_NAME)

@@ -146,6 +146,27 @@ def _prometheus_label(attribute: str) -> str:
     return attribute.replace(".", "_")
 
 
+def test_dashboards_and_alerts_group_by_the_whole_exported_server_label() -> None:
+    """A query that groups by a server groups by its whole exported label (docs/model.md#scope:
+    ``server.address``, ``server.port``, ``mcp_health.server.name``), so two servers behind one
+    host (two ports) or one port (two names) are never summed into one row, and the collector
+    keeps all three dimensions."""
+    label = {_prometheus_label(a) for a in (A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME)}
+    config = (COLLECTOR_DIR / "otelcol.yaml").read_text()
+    assert {A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME} <= set(
+        re.findall(r"- name: ([a-z_]+\.[a-z_.]+)\n", config)
+    )
+    for path in (DASHBOARDS_DIR / "mcp-health.json", RULES):
+        groups = [
+            {name.strip() for name in group.split(",")}
+            for group in re.findall(r"by \(([^)]*)\)", path.read_text())
+        ]
+        by_server = [group for group in groups if group & label]
+        assert by_server, path
+        for group in by_server:
+            assert label <= group, (path.name, sorted(group))
+
+
 def test_every_name_the_operator_side_uses_is_the_products() -> None:
     """Renaming an attribute constant fails here until collector, rules and dashboards follow."""
     ours = {v for k, v in vars(A).items() if k.isupper() and isinstance(v, str)}
