@@ -22,6 +22,7 @@ from opentelemetry.instrumentation.utils import unwrap
 from wrapt import wrap_function_wrapper
 
 from otel_mcp_health.instrumentation import _dispatch_wrappers, _http, _v1_wrappers, _wrappers
+from otel_mcp_health.instrumentation import _listen_wrappers as _listen
 from otel_mcp_health.instrumentation._sdk import EVIDENCE, MCP_LINE, installed_version
 from otel_mcp_health.instrumentation._state import Telemetry
 from otel_mcp_health.instrumentation._wrappers import UnboundWrapper
@@ -99,9 +100,9 @@ HOOKS_2X: Final = (
     ),
     Hook("httpx2", "AsyncClient.send", _http.client_send),
     Hook(_HTTP, "StreamableHTTPTransport.handle_get_stream", _http.handle_get_stream, "get_stream"),
-    Hook(_SESSION, "ClientSession._register_listen_route", _wrappers.listen_route, "listen"),
-    Hook(_LISTEN, "ListenRoute.set_acked", _wrappers.listen_acked, "listen"),
-    Hook(_LISTEN, "ListenRoute.settle", _wrappers.listen_settled, "listen"),
+    Hook(_SESSION, "ClientSession._register_listen_route", _listen.listen_route, "listen"),
+    Hook(_LISTEN, "ListenRoute.set_acked", _listen.listen_acked, "listen"),
+    Hook(_LISTEN, "ListenRoute.settle", _listen.listen_settled, "listen"),
 )
 
 #: mcp 1.x: ``BaseSession.send_request`` carries every request; the HTTP transport runs outside

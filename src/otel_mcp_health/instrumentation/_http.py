@@ -14,8 +14,8 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-from otel_mcp_health.instrumentation import _channel_hooks, _state, _transport_hooks
-from otel_mcp_health.instrumentation._channel_hooks import Channel
+from otel_mcp_health.instrumentation import _session_hooks, _state, _transport_hooks
+from otel_mcp_health.instrumentation._session_hooks import Channel
 from otel_mcp_health.instrumentation._state import RequestRecord, Telemetry
 from otel_mcp_health.instrumentation._wrappers import Args, Kwargs, active, argument, fence
 
@@ -54,7 +54,7 @@ async def handle_post_request(
     with fence("http request"):
         _transport_hooks.on_http_request(record, instance)
     with fence("notification channel"):
-        _channel_hooks.streamable_http(record.state)
+        _session_hooks.streamable_http(record.state)
     token = POST.set(record)
     try:
         return await wrapped(*args, **kwargs)
@@ -79,7 +79,7 @@ async def handle_get_stream(
     channel: Channel | None = None
     if telemetry is not None:
         with fence("get stream"):
-            channel = _channel_hooks.get_stream(argument(args, kwargs, 1, "read_stream_writer"))
+            channel = _session_hooks.get_stream(argument(args, kwargs, 1, "read_stream_writer"))
     if telemetry is None or channel is None:
         return await wrapped(*args, **kwargs)
     token = GET_STREAM.set(channel)
@@ -88,7 +88,7 @@ async def handle_get_stream(
     finally:
         GET_STREAM.reset(token)
         with fence("get stream end"):
-            _channel_hooks.closed(telemetry, channel)
+            _session_hooks.channel_closed(telemetry, channel)
 
 
 async def _get_stream_send(
@@ -96,10 +96,10 @@ async def _get_stream_send(
 ) -> Any:
     """One GET of a GET stream: the stream before it has ended; a 2xx answer attaches it."""
     with fence("get attempt"):
-        _channel_hooks.get_attempt(telemetry, channel)
+        _session_hooks.get_attempt(telemetry, channel)
     response = await wrapped(*args, **kwargs)
     with fence("get answer"):
-        _channel_hooks.get_answered(telemetry, channel, response)
+        _session_hooks.get_answered(telemetry, channel, response)
     return response
 
 

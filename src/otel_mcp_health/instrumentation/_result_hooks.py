@@ -12,7 +12,7 @@ from typing import Any
 
 from otel_mcp_health.core.bounds import cap
 from otel_mcp_health.core.facts import HandshakeResult, Raised, Result
-from otel_mcp_health.instrumentation import _catalog_hooks, _channel_hooks
+from otel_mcp_health.instrumentation import _catalog_hooks, _session_hooks
 from otel_mcp_health.instrumentation._sdk import (
     HANDSHAKE_METHODS,
     failure_of,
@@ -80,7 +80,7 @@ def _handshake_result(record: RequestRecord, result: Mapping[str, Any]) -> Hands
         target_key=state.server_target(),
         server_name=name,
         server_version=version,
-        channel=_channel_hooks.channel_of(record.method, state),
+        channel=_session_hooks.channel_of(record.method, state),
     )
 
 

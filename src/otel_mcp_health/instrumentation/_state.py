@@ -125,7 +125,7 @@ class SessionState:
     #: In-process: the shared state of the session's write stream, until the server that reads
     #: it is known (it starts after the session exists: :data:`._targets.IN_PROCESS_STREAMS`).
     pending_stream: weakref.ref[Any] | None = None
-    #: Where the session hears ``list_changed`` (:mod:`._channel_hooks`): its own stream unless
+    #: Where the session hears ``list_changed`` (:mod:`._session_hooks`): its own stream unless
     #: it talks streamable HTTP (its GET stream).
     notification_channel: str = A.CHANNEL_SESSION
     started_ns: int | None = None

@@ -37,7 +37,6 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
 from otel_mcp_health.instrumentation import (
     _catalog_hooks,
-    _channel_hooks,
     _outcomes,
     _request_hooks,
     _result_hooks,
@@ -68,7 +67,6 @@ HOOK_MODULES = (
     _catalog_hooks,
     _transport_hooks,
     _outcomes,
-    _channel_hooks,
 )
 
 #: The wrapped call's positional and keyword arguments, as wrapt hands them to a wrapper.
@@ -400,53 +398,3 @@ async def stdio_process(
         with fence("stdio mark"):
             _session_hooks.stdio_spawned(caller, command, argv, env, cwd)
     return process
-
-
-# ----------------------------------------------------------------------------------------------
-# 2026-07-28 era: ``subscriptions/listen`` streams (mcp 2.x), a session's notification channel
-# ----------------------------------------------------------------------------------------------
-def listen_route(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
-) -> Any:
-    """``ClientSession._register_listen_route``: a listen stream of this session is opening."""
-    route = wrapped(*args, **kwargs)
-    if active(configured) is not None:
-        with fence("listen route"):
-            _channel_hooks.listen_route(instance, route)
-    return route
-
-
-def listen_acked(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
-) -> Any:
-    """``ListenRoute.set_acked``: the server acknowledged the stream (what it honours)."""
-    result = wrapped(*args, **kwargs)
-    telemetry = active(configured)
-    if telemetry is not None:
-        with fence("listen acknowledged"):
-            _channel_hooks.listen_acknowledged(telemetry, instance)
-    return result
-
-
-def listen_settled(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
-) -> Any:
-    """``ListenRoute.settle``: the stream ended (the first end wins)."""
-    result = wrapped(*args, **kwargs)
-    telemetry = active(configured)
-    if telemetry is not None:
-        with fence("listen settled"):
-            _channel_hooks.listen_settled(telemetry, instance)
-    return result
