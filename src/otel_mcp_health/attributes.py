@@ -76,13 +76,16 @@ SESSION_CAPABILITY_TOOLS_LIST_CHANGED: Final = "mcp_health.session.capability.to
 #: fallback handshake: one connection attempt, judged on the handshake that superseded the probe
 #: (docs/model.md#handshake); the probe gets no verdict and opens no incident.
 SESSION_SUPERSEDED: Final = "mcp_health.session.superseded"
-#: Also on the judged copy of a ``tools/call`` span whose session has no ``server.address``
-#: (stdio, in-process), so span metrics tell servers apart.
+#: The handshake's server name: with ``server.address`` and ``server.port`` the server's exported
+#: label (docs/model.md#server-identity), on every span of the session once known and on the
+#: metrics (also on a judged call whose span lacked it).
 SERVER_NAME: Final = "mcp_health.server.name"
 SERVER_VERSION: Final = "mcp_health.server.version"
-#: Process-local keyed hash (16 hex digits) of the transport target: the stdio command line, or the
-#: URL without its query. With the server name and version it names the server whose catalog the
-#: sessions share (docs/model.md#scope); the target itself never leaves the process.
+#: Process-local keyed hash (16 hex digits, a per-process key) of the transport target: the URL's
+#: scheme, host, port, path and query; the stdio command line, environment and working directory;
+#: the in-process server object. On every span of the session once known; with the server name
+#: and version it is the server's identity (catalogs, incidents, retry budgets;
+#: docs/model.md#server-identity). The target itself never leaves the process.
 SERVER_TARGET_KEY: Final = "mcp_health.server.target_key"
 #: Where the session hears ``notifications/tools/list_changed`` (docs/model.md#scope): ``session``
 #: (its own stream while it is open: stdio, in-process, SSE), ``http_get_stream`` (streamable
