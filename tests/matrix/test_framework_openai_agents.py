@@ -19,7 +19,14 @@ from typing import Any
 import anyio
 import pytest
 from tests.support.framework_cells import assert_installed, assert_judged, calls, listed_tools
-from tests.support.matrix_drivers import CHANGING_SERVER, MCP_MAJOR, SERVER_PYTHON, STDIO_SERVER
+from tests.support.matrix_drivers import (
+    CHANGING_SERVER,
+    INTEGRATION,
+    MCP_MAJOR,
+    SERVER_PYTHON,
+    STDIO_SERVER,
+    http_server,
+)
 from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
@@ -268,3 +275,44 @@ async def test_a_tool_filter_that_hides_every_tool_is_not_converged(
     assert offers == [set()]
     assert_installed(verdicts, reference_tools, set())
     assert_judged(verdicts, "stale", "nothing_installed")
+
+
+# ---- SSE (MCPServerSse): a network transport like streamable HTTP (docs/model.md#server-identity)
+@pytest.fixture(scope="module")
+def sse_gateway() -> Iterator[str]:
+    """``gateway_http.py``: an SSE server and refusing SSE endpoints on 127.0.0.1."""
+    with http_server(str(INTEGRATION / "gateway_http.py"), "unused") as url:
+        yield url
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+async def test_an_sse_agent_is_judged_as_a_network_agent(
+    verdicts: Pipeline, sse_gateway: str
+) -> None:
+    from agents.mcp import MCPServerSse
+
+    await _run(
+        MCPServerSse({"url": sse_gateway + "/sse"}), [("create_ticket", TICKET), ("fail", {})]
+    )
+    assert calls(verdicts) == [
+        ("tools/call create_ticket", "healthy", "ok"),
+        ("tools/call fail", "tool_failed", "is_error"),
+    ]
+    host, port = sse_gateway.removeprefix("http://").split(":")
+    call = verdicts.last("tools/call create_ticket").attributes or {}
+    assert (call[A.NETWORK_TRANSPORT], call[A.SERVER_ADDRESS]) == ("tcp", host)
+    assert call[A.SERVER_PORT] == int(port)
+    assert call[A.layer_attribute("authorization")] == "passed"
+
+
+async def test_a_refused_sse_connect_is_one_needs_auth(
+    verdicts: Pipeline, sse_gateway: str
+) -> None:
+    from agents.mcp import MCPServerSse
+
+    server = MCPServerSse({"url": sse_gateway + "/sse-authz"})
+    with anyio.fail_after(60), pytest.raises(Exception):  # noqa: B017, PT011  # the SDK's own
+        await _run(server, [("create_ticket", TICKET)])
+    connects = [dict(s.attributes or {}) for s in verdicts.named(A.CONNECT_SPAN_NAME)]
+    assert [(a[A.VERDICT], a[A.NEXT_ACTION]) for a in connects] == [("needs_auth", "request_scope")]
+    assert verdicts.counts(A.METRIC_INCIDENTS, A.VERDICT) == {"needs_auth": 1}
