@@ -37,6 +37,7 @@ tools it matches (:meth:`OutcomePolicy.load` and :meth:`OutcomePolicy.install` d
 Tools registered in code keep their own verifier.
 
 The package's modules, one concern each: :mod:`._receipts` (what a verifier reads and answers),
+:mod:`._reasons` (every receipt reason code),
 :mod:`._registry` (the verifier of each tool), :mod:`._runner` (running verifiers off the host's
 thread), :mod:`._builtins` (the built-in verifiers), and the outcome policy: :mod:`._policy`
 (loading and installing), :mod:`._policy_parse` (the file's format), :mod:`._policy_kinds` (the
@@ -51,16 +52,18 @@ from otel_mcp_health.verifiers._builtins import (
     sqlite_row,
 )
 from otel_mcp_health.verifiers._policy import OutcomePolicy, install_from_env, uninstall_from_env
-from otel_mcp_health.verifiers._policy_kinds import (
-    REASON_DATABASE_UNAVAILABLE,
-    REASON_UNAVAILABLE,
-)
 from otel_mcp_health.verifiers._policy_parse import ENTRY_POINT_GROUP, OutcomePolicyError
-from otel_mcp_health.verifiers._receipts import (
+from otel_mcp_health.verifiers._reasons import (
+    REASON_ARGUMENT_MISSING,
+    REASON_ARGUMENT_NOT_SCALAR,
+    REASON_DATABASE_UNAVAILABLE,
     REASON_GARBAGE,
     REASON_MALFORMED,
     REASON_RAISED,
     REASON_TIMEOUT,
+    REASON_UNAVAILABLE,
+)
+from otel_mcp_health.verifiers._receipts import (
     CallContext,
     Receipt,
     Verifier,
@@ -75,10 +78,6 @@ from otel_mcp_health.verifiers._registry import (
     verifier_for,
 )
 from otel_mcp_health.verifiers._runner import ReceiptCallback, VerifierRunner, run_verifier
-from otel_mcp_health.verifiers._templates import (
-    REASON_ARGUMENT_MISSING,
-    REASON_ARGUMENT_NOT_SCALAR,
-)
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",

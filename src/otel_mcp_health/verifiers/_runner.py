@@ -13,9 +13,8 @@ from collections.abc import Callable
 from typing import Final
 
 from otel_mcp_health.core.vocabulary import OutcomeResult
+from otel_mcp_health.verifiers._reasons import REASON_RAISED, REASON_TIMEOUT
 from otel_mcp_health.verifiers._receipts import (
-    REASON_RAISED,
-    REASON_TIMEOUT,
     CallContext,
     Receipt,
     Verifier,
