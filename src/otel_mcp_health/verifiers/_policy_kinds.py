@@ -10,12 +10,15 @@ in memory), and for ``python`` and ``entry_point`` a verifier named by reference
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 import re
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Final
 
 from otel_mcp_health.core.vocabulary import OutcomeResult
@@ -182,16 +185,47 @@ class Imported:
 
 
 def load_reference(reference: str) -> Callable[[], object]:
-    """A loader of ``package.module:function`` (the attribute may be dotted)."""
+    """A loader of ``package.module:function`` (the attribute may be dotted).
+
+    A module that is the running script (``agent:verify`` under ``python agent.py`` or
+    ``python -m agent``) is the running ``__main__`` module, never imported a second time: a
+    second import would run the script's top level again, on whatever thread imports it.
+    """
     module_name, _, attribute = reference.partition(":")
 
     def load() -> object:
-        found: object = importlib.import_module(module_name)
+        found: object = _module(module_name)
         for part in attribute.split("."):
             found = getattr(found, part)
         return found
 
     return load
+
+
+def _module(name: str) -> ModuleType:
+    """The module ``name``: the running script's own module when ``name`` names the script."""
+    main = sys.modules.get("__main__")
+    if main is not None and (name == "__main__" or _is_script(name, main)):
+        return main
+    return importlib.import_module(name)
+
+
+def _is_script(name: str, main: ModuleType) -> bool:
+    """Whether importing ``name`` would load the running script's file again."""
+    spec = getattr(main, "__spec__", None)
+    if spec is not None:  # python -m NAME: its module name says it
+        return bool(spec.name == name)
+    if name in sys.modules:  # imported as itself already: importing it costs nothing
+        return False
+    script = getattr(main, "__file__", None) or (sys.argv[0] if sys.argv else "")
+    if not script or script.startswith("-"):
+        return False
+    try:
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    origin = found.origin if found is not None else None
+    return origin is not None and Path(origin).resolve() == Path(script).resolve()
 
 
 def imported_verifier(
