@@ -24,8 +24,10 @@ Built-in verifiers: :func:`file_digest`, :func:`sqlite_row` (any DB-API connecti
 :func:`http_status` (HTTP GET) and :func:`from_callable` (any user function). A verifier that
 raises (anything, even a ``BaseException``), hangs past its timeout, returns garbage or a malformed
 receipt gives an ``inconclusive`` receipt with a reason code, and never affects the call: verifiers
-run on a small pool of daemon threads, the host's call returns first, a timer delivers the
-``inconclusive`` receipt when a verifier hangs, and a hung verifier holds up the host's exit by
+run on a small pool of daemon threads, the host's call returns first, one deadline thread
+delivers the ``inconclusive`` receipt when a verifier hangs and its worker is replaced (a verifier
+with :data:`~otel_mcp_health.verifiers._runner.MAX_ABANDONED` threads hung is not run until one
+returns), and a hung verifier holds up the host's exit by
 :data:`~otel_mcp_health.verifiers._runner.EXIT_GRACE_S` (1 s) at most.
 Logs name only the exception's type: its message may quote what the verifier read.
 

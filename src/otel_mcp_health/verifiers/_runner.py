@@ -32,7 +32,8 @@ EXIT_GRACE_S: Final = 1.0
 #: A verifier whose runs have left this many worker threads hung past their deadline is broken:
 #: its calls get ``inconclusive`` / ``verifier_broken`` receipts at once, without running it,
 #: until one of those threads returns (one warning says so). So hung verifiers cost at most this
-#: many threads each, on top of the pool, and never stop the others (docs/outcomes.md#hung).
+#: many threads each, on top of the pool, and never stop the others
+#: (docs/outcomes.md#hung-verifiers).
 MAX_ABANDONED: Final = 4
 
 
