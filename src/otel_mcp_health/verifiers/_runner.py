@@ -79,7 +79,8 @@ class _Job:
     def __init__(
         self, runner: VerifierRunner, verifier: Verifier, call: CallContext, cb: ReceiptCallback
     ) -> None:
-        self._runner, self.verifier, self.call, self._callback = runner, verifier, call, cb
+        self._runner, self.verifier, self._callback = runner, verifier, cb
+        self.call: CallContext | None = call
         self._started = time.perf_counter()
         self._guard = threading.Lock()
         self._done = False
@@ -91,8 +92,9 @@ class _Job:
         return self._done
 
     def run(self) -> None:
-        if not self._done:  # expired while queued: do not start a verifier nobody waits for
-            self.deliver(run_verifier(self.verifier, self.call))
+        call = self.call
+        if call is not None and not self._done:  # expired while queued: nobody waits for it
+            self.deliver(run_verifier(self.verifier, call))
 
     def expire(self, reason: str = REASON_TIMEOUT) -> None:
         """Deliver an ``inconclusive`` receipt now; the worker still running it is abandoned."""
@@ -105,6 +107,7 @@ class _Job:
             if self._done:
                 return False  # a late answer after the timeout: dropped
             self._done = True
+        self.call = None  # the arguments and result: not kept while the deadline heap holds it
         try:
             self._callback(receipt, time.perf_counter() - self._started)
         except BaseException as exc:  # noqa: BLE001 - our own callback: the worker must survive
