@@ -27,7 +27,7 @@ timeout = 5
 """
 
 
-@pytest.mark.parametrize("mode", ["zero_code", "in_code"])
+@pytest.mark.parametrize("mode", ["zero_code", "in_code", "python_m"])
 def test_a_verifier_in_the_running_script_is_the_running_module(tmp_path: Path, mode: str) -> None:
     policy = tmp_path / "outcomes.toml"
     policy.write_text(POLICY, encoding="utf-8")
@@ -41,11 +41,13 @@ def test_a_verifier_in_the_running_script_is_the_running_module(tmp_path: Path, 
         "OTEL_METRICS_EXPORTER": "none",
         "OTEL_LOGS_EXPORTER": "none",
     }
-    command = [sys.executable, str(AGENT), mode]
+    command, cwd = [sys.executable, str(AGENT), mode], tmp_path
     if mode == "zero_code":
         command = [str(INSTRUMENT), *command]
+    if mode == "python_m":  # python -m self_verifying_agent, from its directory
+        command, cwd = [sys.executable, "-m", AGENT.stem, "in_code"], AGENT.parent
     done = subprocess.run(
-        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
