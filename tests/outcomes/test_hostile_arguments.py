@@ -242,7 +242,8 @@ def test_a_url_whose_host_an_argument_chooses_is_refused_at_load(
     with pytest.raises(OutcomePolicyError) as refused:
         policy(tmp_path, f'verify = "http"\nurl = "{url}"')
     problem = str(refused.value.problems[0])
-    assert problem.startswith("entry 1, key 'url': expects"), problem
+    assert problem.startswith("entry 1, key 'url': expects a literal scheme, host and port")
+    assert problem.endswith("an argument may not choose the host"), problem
     assert cli_main(["outcomes", str(tmp_path / "outcomes.toml")]) == 2
     assert "entry 1, key 'url'" in capsys.readouterr().err
 

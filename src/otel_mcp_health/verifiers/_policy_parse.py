@@ -125,7 +125,8 @@ def _url(value: Any) -> Template:
     """An http(s) URL whose scheme, host and port are literal: an argument may not choose where
     the request goes (docs/outcomes.md#arguments-are-data)."""
     template = _template(value)
-    if not template.prefix.lower().startswith(("http://", "https://")):
+    whole = bool(template.fields) and not template.prefix  # "{url}": the argument is the URL
+    if not whole and not template.prefix.lower().startswith(("http://", "https://")):
         raise _Bad("expects an http:// or https:// URL, or a template that starts with one")
     if not fixed_origin(template):
         raise _Bad(
