@@ -120,6 +120,23 @@ def test_a_file_template_whose_directory_an_argument_chooses_is_refused(
     assert "entry 1, key 'path'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "template", ["/{dir}/{name}", "//{dir}/{name}", "/./{dir}/{name}", "/srv/../{dir}/{name}"]
+)
+@pytest.mark.parametrize("key", ["path", "database"])
+def test_a_template_under_the_filesystem_root_is_refused(
+    tmp_path: Path, template: str, key: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The root is no base directory: ``/{dir}/{name}`` with ``etc`` and ``hostname`` would
+    name any file on the machine, as ``{path}`` does."""
+    kind = 'verify = "file"' if key == "path" else 'verify = "sqlite"\nquery = "select 1"'
+    with pytest.raises(OutcomePolicyError) as refused:
+        policy(tmp_path, f'{kind}\n{key} = "{template}"')
+    assert f"entry 1, key '{key}': expects a literal directory" in str(refused.value.problems[0])
+    assert cli_main(["outcomes", str(tmp_path / "outcomes.toml")]) == 2
+    assert f"entry 1, key '{key}'" in capsys.readouterr().err
+
+
 @pytest.mark.anyio
 async def test_a_traversal_through_the_real_client_is_false_success(tree: Path) -> None:
     """End to end: the tool writes the file a traversal names; the receipt still fails."""

@@ -115,8 +115,8 @@ def _path(value: Any) -> Template:
     template = _template(value)
     if template.fields and template.base is None:
         raise _Bad(
-            "expects a literal directory before the first placeholder (e.g. "
-            "/srv/out/{name}.csv): an argument may not choose the directory"
+            "expects a literal directory, not the filesystem root, before the first "
+            "placeholder (e.g. /srv/out/{name}.csv): an argument may not choose the directory"
         )
     return template
 

@@ -31,7 +31,7 @@ import string
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Final
 
 from otel_mcp_health.core.vocabulary import OutcomeResult
@@ -140,11 +140,16 @@ class Template:
     def base(self) -> str | None:
         """A path template's base directory: its literal prefix up to the last separator
         (``"/srv/out/"`` for ``"/srv/out/{name}.csv"``); ``None`` when the prefix names no
-        directory (``"{path}"``, ``"out-{n}"``), which a policy refuses for a template with
-        placeholders."""
+        directory (``"{path}"``, ``"out-{n}"``) or names the filesystem root (``"/{dir}/{name}"``,
+        ``"/srv/../{name}"``: arguments would choose any file, as with ``"{path}"``), which a
+        policy refuses for a template with placeholders."""
         prefix = self.prefix
         cut = max(prefix.rfind(sep) for sep in _SEPARATORS)
-        return prefix[: cut + 1] if cut >= 0 else None
+        if cut < 0:
+            return None
+        base = prefix[: cut + 1]
+        normal = PurePath(os.path.normpath(base))
+        return None if normal.anchor and normal == PurePath(normal.anchor) else base
 
     def expand(self, arguments: Mapping[str, Any]) -> str:
         """The text with each placeholder replaced by its argument, as is (a digest, a value)."""
