@@ -285,3 +285,49 @@ def test_a_redirect_to_another_origin_is_never_followed(
     site.target = f"{other_site.base}/here"
     assert outcome(verify(loaded, page="moved")) == ("failed", "redirect_off_origin")
     assert other_site.requested == []
+
+
+@pytest.fixture
+def stalling_site() -> Iterator[str]:
+    """``/moved`` redirects to ``/here`` on the same origin with a body that claims 1 GiB, sends
+    one byte and stalls until the test ends; ``/here`` answers 200."""
+    done = threading.Event()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path != "/moved":
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            self.send_response(302)
+            self.send_header("Location", "/here")
+            self.send_header("Content-Length", str(1 << 30))
+            self.end_headers()
+            self.wfile.write(b"x")
+            self.wfile.flush()
+            done.wait(30)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        done.set()
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_followed_redirect_never_reads_its_body(tmp_path: Path, stalling_site: str) -> None:
+    """A redirect's body is not read: one that is huge or never ends neither fills the memory
+    nor holds the verifier (before, urllib read it whole before following)."""
+    entry = f'verify = "http"\nurl = "{stalling_site}/{{page}}"\nfollow_redirects = true'
+    loaded = policy(tmp_path, entry + "\ntimeout = 2")
+    started = time.perf_counter()
+    assert outcome(verify(loaded, page="moved")) == ("passed", None)
+    assert time.perf_counter() - started < 1.0

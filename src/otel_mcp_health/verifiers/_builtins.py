@@ -178,6 +178,7 @@ class http_status(_Builtin):  # noqa: N801 - the class name is the policy file's
                 status = int(response.status)
         except urllib.error.HTTPError as exc:
             status = exc.code
+            exc.close()  # its body is never read
         except (urllib.error.URLError, OSError):
             return Receipt(OutcomeResult.INCONCLUSIVE, self.method, None, REASON_UNREACHABLE)
         if redirects.off_origin:
@@ -215,6 +216,9 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         if _origin(newurl) != _origin(req.full_url):
             self.off_origin = True
             return None
+        # urllib reads a followed redirect's whole body before the next request: closed now, it
+        # reads nothing, so a huge or endless body neither fills the memory nor holds the verifier.
+        fp.close()
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
