@@ -265,6 +265,17 @@ def test_a_url_whose_host_an_argument_chooses_is_refused_at_load(
     assert "entry 1, key 'url'" in capsys.readouterr().err
 
 
+def test_a_url_whose_scheme_is_upper_case_is_checked(tmp_path: Path, site: Site) -> None:
+    """A scheme is case-insensitive: a policy that loads with ``HTTP://`` also requests it
+    (before, it loaded, then every receipt was ``unsupported_url``)."""
+    url = site.base.replace("http://", "HTTP://") + "/{page}"
+    assert outcome(verify(policy(tmp_path, f'verify = "http"\nurl = "{url}"'), page="here")) == (
+        "passed",
+        None,
+    )
+    assert site.requested == ["/here"]
+
+
 def test_a_redirect_is_not_followed_by_default(tmp_path: Path, site: Site) -> None:
     site.target = f"{site.base}/here"
     loaded = policy(tmp_path, f'verify = "http"\nurl = "{site.base}/{{page}}"')

@@ -168,7 +168,7 @@ class http_status(_Builtin):  # noqa: N801 - the class name is the policy file's
 
     def __call__(self, call: CallContext) -> Receipt:
         url = _resolve(self._url, call)
-        if not url.startswith(("http://", "https://")):
+        if urllib.parse.urlsplit(url).scheme.lower() not in ("http", "https"):
             return Receipt(OutcomeResult.INCONCLUSIVE, self.method, None, REASON_UNSUPPORTED_URL)
         redirects = _Redirects(follow=self._follow)
         opener = urllib.request.build_opener(redirects)
