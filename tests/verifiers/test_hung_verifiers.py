@@ -102,3 +102,35 @@ def test_a_broken_verifier_runs_again_once_its_threads_return(release: threading
     assert runner.wait_idle(5.0)
     assert got[-1].result is OutcomeResult.PASSED
     runner.shutdown()
+
+
+@pytest.mark.anyio
+async def test_slow_calls_of_one_verifier_never_take_the_whole_pool(
+    instrumented: Pipeline, release: threading.Event
+) -> None:
+    """Four calls whose verifier is slow (still within its timeout) leave a worker for another
+    verifier: a prompt-injected agent cannot make a later call read ``unverified``
+    (``verifier_timeout``) by first calling a slow tool four times."""
+    ran = threading.Event()
+
+    def slow(call: Any) -> bool:
+        release.wait(60)
+        return False
+
+    def fast(call: Any) -> bool:
+        ran.set()
+        return True
+
+    register_verifier(TOOL, slow, timeout=10.0)
+    async with Client(build_server()) as client:
+        await client.list_tools()
+        for _ in range(POOL):
+            await client.call_tool(TOOL, {})
+        register_verifier(TOOL, fast, timeout=1.0)
+        await client.call_tool(TOOL, {})
+        await anyio.to_thread.run_sync(ran.wait, 5.0)
+        release.set()
+        assert await anyio.to_thread.run_sync(flush_receipts, 5.0)
+    calls = [dict(s.attributes or {}) for s in instrumented.named(f"tools/call {TOOL}")]
+    verdicts = sorted((c[A.OUTCOME_RESULT], c[A.VERDICT]) for c in calls)
+    assert verdicts == [("failed", "false_success")] * POOL + [("passed", "healthy")]

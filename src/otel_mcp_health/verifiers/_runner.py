@@ -4,6 +4,7 @@ for longer than :data:`EXIT_GRACE_S`, and never let hung verifiers stop the othe
 from __future__ import annotations
 
 import atexit
+import collections
 import heapq
 import itertools
 import logging
@@ -171,11 +172,13 @@ class VerifierRunner:
     ``inconclusive`` / ``verifier_timeout`` receipt when the verifier has not answered within its
     timeout (a late answer is dropped).
 
-    A hung verifier never stops the others: the worker still running it past its deadline is
-    abandoned and replaced at once. A verifier that has :data:`MAX_ABANDONED` threads hung is
-    broken (one warning): its calls are answered ``inconclusive`` / ``verifier_broken`` without
-    running it until one of them returns, so it holds at most :data:`MAX_ABANDONED` plus the pool
-    size minus one threads (runs already started when it broke may hang too).
+    A slow or hung verifier never stops the others: one verifier runs on all but one of the
+    workers at most (its other calls wait for one of its runs to end, their deadlines running),
+    and the worker still running it past its deadline is abandoned and replaced at once. A
+    verifier that has :data:`MAX_ABANDONED` threads hung is broken (one warning): its calls are
+    answered ``inconclusive`` / ``verifier_broken`` without running it until one of them
+    returns, so it holds at most :data:`MAX_ABANDONED` plus the pool size minus one threads (runs
+    already started when it broke may hang too).
 
     The host's exit is held up by :data:`EXIT_GRACE_S` at most: the workers are daemon threads (a
     hung verifier cannot keep the interpreter alive, unlike a ``ThreadPoolExecutor``'s, which are
@@ -201,6 +204,10 @@ class VerifierRunner:
         #: Per verifier (by identity): the verifier and how many of its threads hang.
         self._hung: dict[int, tuple[Verifier, int]] = {}
         self._warned: set[int] = set()
+        #: Per verifier (by identity): its runs on pool workers, and its calls waiting for one of
+        #: them to end (at most :attr:`_share` run at once, so it never takes the whole pool).
+        self._running: dict[int, int] = {}
+        self._waiting: dict[int, collections.deque[_Job]] = {}
         self._started = 0
 
     def wait_idle(self, timeout: float) -> bool:
@@ -264,11 +271,24 @@ class VerifierRunner:
         self._workers.append(worker)
         worker.thread.start()
 
+    @property
+    def _share(self) -> int:
+        """How many workers one verifier may run on at once: all but one."""
+        return max(1, self._max_workers - 1)
+
     def _work(self, worker: _Worker) -> None:
         while (job := self._jobs.get()) is not None:
+            key = id(job.verifier)
             with self._idle:
                 broken = self._broken(job.verifier)
-                worker.job, job.worker = (None, None) if broken else (job, worker)
+                waits = not broken and self._running.get(key, 0) >= self._share
+                if waits:  # its verifier runs on its share of the pool: after one of those
+                    self._wait(key, job)
+                elif not broken:
+                    worker.job, job.worker = job, worker
+                    self._running[key] = self._running.get(key, 0) + 1
+            if waits:
+                continue
             if broken:  # it broke while this job was queued: do not start it
                 job.expire(REASON_BROKEN)
                 continue
@@ -278,6 +298,31 @@ class VerifierRunner:
                 if worker.abandoned:  # its replacement took its place: leave the pool
                     self._returned(job.verifier)
                     return
+                self._ended(key)
+
+    def _wait(self, key: int, job: _Job) -> None:
+        """Hold ``job`` until a run of its verifier ends (the caller holds ``self._idle``)."""
+        waiting = self._waiting.setdefault(key, collections.deque())
+        while waiting and waiting[0].done:  # expired while waiting: nobody waits for them
+            waiting.popleft()
+        waiting.append(job)
+
+    def _ended(self, key: int) -> None:
+        """A run of verifier ``key`` ended or was abandoned: its next waiting call may run
+        (the caller holds ``self._idle``)."""
+        running = self._running.get(key, 0) - 1
+        if running > 0:
+            self._running[key] = running
+        else:
+            self._running.pop(key, None)
+        waiting = self._waiting.get(key)
+        while waiting:
+            job = waiting.popleft()
+            if not job.done:
+                self._jobs.put(job)
+                break
+        if waiting is not None and not waiting:
+            del self._waiting[key]
 
     def _expired(self, job: _Job) -> None:
         """A job's deadline passed: abandon the worker still running it and start another."""
@@ -288,6 +333,7 @@ class VerifierRunner:
             worker.abandoned = True
             self._workers.remove(worker)
             key = id(job.verifier)
+            self._ended(key)
             count = self._hung.get(key, (job.verifier, 0))[1] + 1
             self._hung[key] = (job.verifier, count)
             if not self._closed:
