@@ -27,12 +27,14 @@ timeout = 5
 """
 
 
-@pytest.mark.parametrize("mode", ["zero_code", "in_code", "python_m"])
+@pytest.mark.parametrize("mode", ["zero_code", "in_code", "python_m", "python_m_package"])
 def test_a_verifier_in_the_running_script_is_the_running_module(tmp_path: Path, mode: str) -> None:
     policy = tmp_path / "outcomes.toml"
     policy.write_text(POLICY, encoding="utf-8")
     env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
     paths = [str(ROOT), *filter(None, [env.get("PYTHONPATH")])]
+    if mode == "python_m_package":  # its directory on the path too: importable by both names
+        paths.append(str(AGENT.parent))
     env |= {
         "PYTHONPATH": os.pathsep.join(paths),
         "OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES": str(policy),
@@ -46,6 +48,8 @@ def test_a_verifier_in_the_running_script_is_the_running_module(tmp_path: Path, 
         command = [str(INSTRUMENT), *command]
     if mode == "python_m":  # python -m self_verifying_agent, from its directory
         command, cwd = [sys.executable, "-m", AGENT.stem, "in_code"], AGENT.parent
+    if mode == "python_m_package":  # python -m tests.outcomes.self_verifying_agent: same file
+        command, cwd = [sys.executable, "-m", "tests.outcomes." + AGENT.stem, "in_code"], ROOT
     done = subprocess.run(
         command, cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False
     )

@@ -211,10 +211,12 @@ def _module(name: str) -> ModuleType:
 
 
 def _is_script(name: str, main: ModuleType) -> bool:
-    """Whether importing ``name`` would load the running script's file again."""
+    """Whether importing ``name`` would load the running script's file again: by its module
+    name (``python -m NAME``), or by its file (``python agent.py``, or ``python -m pkg.agent``
+    while ``agent`` is importable from the same file too)."""
     spec = getattr(main, "__spec__", None)
-    if spec is not None:  # python -m NAME: its module name says it
-        return bool(spec.name == name)
+    if spec is not None and spec.name == name:
+        return True
     if name in sys.modules:  # imported as itself already: importing it costs nothing
         return False
     script = getattr(main, "__file__", None) or (sys.argv[0] if sys.argv else "")
