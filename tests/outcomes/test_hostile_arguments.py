@@ -276,6 +276,17 @@ def test_a_url_whose_scheme_is_upper_case_is_checked(tmp_path: Path, site: Site)
     assert site.requested == ["/here"]
 
 
+@pytest.mark.parametrize("path", ["/orders/../orders/{id}/status", "/orders/./{id}/status"])
+def test_a_url_template_with_a_literal_dot_segment_is_refused_at_load(
+    tmp_path: Path, site: Site, path: str
+) -> None:
+    """Values may not make a dot segment, so one in the literal text would fail every call
+    (``argument_unsafe``, a ``false_success`` of a healthy call): refused when it loads."""
+    with pytest.raises(OutcomePolicyError) as refused:
+        policy(tmp_path, f'verify = "http"\nurl = "{site.base}{path}"')
+    assert str(refused.value.problems[0]).startswith("entry 1, key 'url': expects no . or ..")
+
+
 def test_a_redirect_is_not_followed_by_default(tmp_path: Path, site: Site) -> None:
     site.target = f"{site.base}/here"
     loaded = policy(tmp_path, f'verify = "http"\nurl = "{site.base}/{{page}}"')

@@ -22,7 +22,12 @@ from otel_mcp_health.verifiers import _policy_kinds as kinds
 from otel_mcp_health.verifiers._builtins import MAX_DIGEST_BYTES
 from otel_mcp_health.verifiers._receipts import Verifier
 from otel_mcp_health.verifiers._registry import DEFAULT_TIMEOUT_S, Rule
-from otel_mcp_health.verifiers._templates import Template, TemplateError, fixed_origin
+from otel_mcp_health.verifiers._templates import (
+    Template,
+    TemplateError,
+    fixed_origin,
+    literal_dot_segment,
+)
 
 #: The entry-point group of packaged verifiers (``verify = "entry_point"``, ``name = ...``).
 ENTRY_POINT_GROUP: Final = "otel_mcp_health.verifiers"
@@ -132,6 +137,11 @@ def _url(value: Any) -> Template:
         raise _Bad(
             "expects a literal scheme, host and port ended by / before the first placeholder "
             "(e.g. https://pages.example.com/{slug}): an argument may not choose the host"
+        )
+    if literal_dot_segment(template):
+        raise _Bad(
+            "expects no . or .. path segment in its literal text (write the path the server "
+            "should get): a template's dot segments are refused on every call"
         )
     return template
 

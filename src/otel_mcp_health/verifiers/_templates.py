@@ -96,6 +96,19 @@ def fixed_origin(template: Template) -> bool:
     return not template.fields or _ORIGIN.match(template.prefix) is not None
 
 
+def literal_dot_segment(template: Template) -> bool:
+    """Whether the URL template's literal text holds a ``.`` or ``..`` path segment (values
+    may not make one, so :meth:`Template.expand_url` would refuse every call)."""
+    if not template.fields:
+        return False
+    text = template.expand(dict.fromkeys(template.fields, "x"))
+    return _has_dot_segment(text)
+
+
+def _has_dot_segment(url: str) -> bool:
+    return bool(_DOTS.intersection(urllib.parse.urlsplit(url).path.split("/")))
+
+
 @dataclass(frozen=True, slots=True)
 class Template:
     """A parsed template: literal text and placeholders, in order."""
@@ -176,7 +189,7 @@ class Template:
         text = self._fill(
             arguments, lambda value: urllib.parse.quote(segment(value, path=False), safe="")
         )
-        if self.fields and _DOTS.intersection(urllib.parse.urlsplit(text).path.split("/")):
+        if self.fields and _has_dot_segment(text):
             raise _unsafe()
         return text
 
