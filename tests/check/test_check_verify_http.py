@@ -75,3 +75,26 @@ def test_the_old_status_suffix_is_refused_never_read_silently(proxy: Proxy) -> N
     assert code == 2
     assert "--verify-status STATUS" in message
     assert proxy.requested == []
+
+
+@pytest.mark.parametrize(
+    "url", ["http://api.example.test?page=2:503", "http://api.example.test/down#top:503"]
+)
+def test_the_old_status_suffix_after_a_query_or_fragment_is_refused(proxy: Proxy, url: str) -> None:
+    """``URL:STATUS`` is refused wherever the URL ends, not only after a path: after a query or
+    a fragment the old spelling was read as part of the URL, silently expecting 200."""
+    code, message = _check("--verify-http", url)
+    assert code == 2
+    assert "--verify-status STATUS" in message
+    assert proxy.requested == []
+
+
+def test_credentials_in_the_url_are_a_usage_error(proxy: Proxy) -> None:
+    """The GET cannot send them (urllib reads ``user:pass@host`` as the host): refused with a
+    message that names neither, never a silent ``unverified``."""
+    code, message = _check("--verify-http", "http://someone:hunter2@api.example.test/")
+    assert code == 2
+    assert "credentials" in message
+    assert "hunter2" not in message
+    assert "someone" not in message
+    assert proxy.requested == []

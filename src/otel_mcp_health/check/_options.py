@@ -143,10 +143,13 @@ def parse_http_verifier(tool: str, url: str, status: int | None = None) -> Outco
     parts = _http_url(url)
     if parts is None:
         raise UsageError("--verify-http expects an http:// or https:// URL (with its port, if any)")
-    if re.search(r":[1-5]\d\d$", parts.path):
+    if parts.username is not None or parts.password is not None:
+        raise UsageError("--verify-http: a URL with credentials (user:password@) is not supported")
+    after_host = parts.path or parts.query or parts.fragment  # else a final :NNN is the port
+    if after_host and re.search(r":[1-5]\d\d$", url):
         raise UsageError(
             "--verify-http: the expected status is given with --verify-status STATUS, not as "
-            f":{parts.path[-3:]} after the URL (a port goes after the host: https://host:8443/path)"
+            f":{url[-3:]} after the URL (a port goes after the host: https://host:8443/path)"
         )
     if status is not None and not 100 <= status <= 599:
         raise UsageError("--verify-status expects an HTTP status code (100 to 599)")
