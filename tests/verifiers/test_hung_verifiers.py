@@ -134,3 +134,34 @@ async def test_slow_calls_of_one_verifier_never_take_the_whole_pool(
     calls = [dict(s.attributes or {}) for s in instrumented.named(f"tools/call {TOOL}")]
     verdicts = sorted((c[A.OUTCOME_RESULT], c[A.VERDICT]) for c in calls)
     assert verdicts == [("failed", "false_success")] * POOL + [("passed", "healthy")]
+
+
+def test_the_exit_hook_neither_warns_nor_starts_waiting_runs(
+    release: threading.Event, caplog: pytest.LogCaptureFixture
+) -> None:
+    """At exit the receipts still outstanding are delivered ``verifier_timeout``, with no
+    ``verifier_broken`` warning (its "until one returns" means nothing then), and a call waiting
+    for a run of its verifier to end is answered, never started."""
+    workers = MAX_ABANDONED + 2  # its share of the pool, all but one, holds MAX_ABANDONED + 1
+    runner = VerifierRunner(max_workers=workers)
+    started: list[int] = []
+    got: list[Receipt] = []
+
+    def slow(call: CallContext) -> bool:
+        started.append(1)
+        release.wait(60)
+        return True
+
+    verifier = Verifier(slow, "slow", 600.0)
+    for _ in range(workers + 2):
+        runner.submit(verifier, CallContext(tool="t", arguments={}), lambda r, d: got.append(r))
+    deadline = time.monotonic() + 5.0
+    while len(started) < workers - 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with caplog.at_level(logging.WARNING):
+        runner.abandon(grace=0.1)
+    time.sleep(0.2)
+    assert [r.reason for r in got] == ["verifier_timeout"] * (workers + 2)
+    assert len(started) == workers - 1  # the calls waiting for a worker never started
+    assert not [r for r in caplog.records if "verifier_broken" in r.getMessage()]
+    runner.shutdown()

@@ -316,7 +316,7 @@ class VerifierRunner:
         else:
             self._running.pop(key, None)
         waiting = self._waiting.get(key)
-        while waiting:
+        while waiting and not self._closed:  # closed: its calls are answered, never started
             job = waiting.popleft()
             if not job.done:
                 self._jobs.put(job)
@@ -338,7 +338,8 @@ class VerifierRunner:
             self._hung[key] = (job.verifier, count)
             if not self._closed:
                 self._start_worker()
-            warn = count >= MAX_ABANDONED and key not in self._warned
+            # At exit (closed) every outstanding job expires: no run is "hung" for later calls.
+            warn = count >= MAX_ABANDONED and key not in self._warned and not self._closed
             if warn:
                 self._warned.add(key)
         if warn:
