@@ -165,3 +165,26 @@ def test_the_exit_hook_neither_warns_nor_starts_waiting_runs(
     assert len(started) == workers - 1  # the calls waiting for a worker never started
     assert not [r for r in caplog.records if "verifier_broken" in r.getMessage()]
     runner.shutdown()
+
+
+@pytest.mark.parametrize("long", [1e10, float("inf")])
+def test_a_very_long_timeout_never_stops_the_deadlines(
+    release: threading.Event, long: float
+) -> None:
+    """A timeout longer than a thread can wait (a policy accepts ``timeout = 1e10``; code may
+    pass ``inf``) once stopped the one deadline thread: no later verifier ever timed out."""
+    runner = VerifierRunner()
+    got: list[Receipt] = []
+
+    def hang(call: CallContext) -> bool:
+        release.wait(60)
+        return True
+
+    patient = Verifier(lambda call: True, "patient", long)
+    runner.submit(patient, CallContext(tool="t", arguments={}), lambda r, d: got.append(r))
+    time.sleep(0.1)  # its deadline is the only one: the deadline thread waits for it
+    hung = Verifier(hang, "hangs", 0.2)
+    runner.submit(hung, CallContext(tool="t", arguments={}), lambda r, d: got.append(r))
+    assert runner.wait_idle(5.0)
+    assert [r.reason for r in got] == [None, "verifier_timeout"]
+    runner.shutdown()

@@ -36,6 +36,9 @@ EXIT_GRACE_S: Final = 1.0
 #: many threads each, on top of the pool, and never stop the others
 #: (docs/outcomes.md#hung-verifiers).
 MAX_ABANDONED: Final = 4
+#: The deadline thread sleeps this long at most before it looks at the heap again: a timeout
+#: longer than a thread can wait (``1e10``, ``inf``) raised ``OverflowError`` and ended it.
+_MAX_SLEEP_S: Final = 3600.0
 
 
 def run_verifier(verifier: Verifier, call: CallContext) -> Receipt:
@@ -158,7 +161,7 @@ class _Deadlines:
             with self._changed:
                 while not self._heap or self._heap[0][0] > time.monotonic():
                     wait = self._heap[0][0] - time.monotonic() if self._heap else None
-                    self._changed.wait(wait)
+                    self._changed.wait(None if wait is None else min(wait, _MAX_SLEEP_S))
                 _, _, job = heapq.heappop(self._heap)
             if not job.done:
                 job.expire()
