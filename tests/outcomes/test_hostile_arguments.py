@@ -91,6 +91,18 @@ def test_a_file_outside_the_policys_directory_never_passes(
     assert outcome(verify(loaded, name=name)) == ("failed", reason)
 
 
+def test_a_name_too_long_for_the_filesystem_is_absent(tree: Path) -> None:
+    """No file can have a 5,000-byte name: the receipt is ``failed`` (``file_absent``) or, for a
+    database, ``database_unavailable``, not ``verifier_raised`` (which read ``unverified``)."""
+    loaded = policy(tree, f'verify = "file"\npath = "{tree}/out/{{name}}"')
+    assert outcome(verify(loaded, name="x" * 5000)) == ("failed", "file_absent")
+    entry = f'verify = "sqlite"\ndatabase = "{tree}/out/{{db}}"\nquery = "select 1"'
+    assert outcome(verify(policy(tree, entry), db="x" * 5000)) == (
+        "inconclusive",
+        "database_unavailable",
+    )
+
+
 def test_an_absolute_value_never_passes(tree: Path) -> None:
     loaded = policy(tree, f'verify = "file"\npath = "{tree}/out/{{name}}"')
     assert outcome(verify(loaded, name=str(tree / "secret.txt"))) == ("failed", "argument_unsafe")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import urllib.error
@@ -32,6 +33,17 @@ _CHUNK: Final = 1024 * 1024
 
 #: A value, or a function of the call that computes it (e.g. a path from the arguments).
 Source: TypeAlias = _T | Callable[[CallContext], _T]
+
+
+def is_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file (symlinks followed); ``False`` for a name too long for
+    the filesystem, which no file can have (``Path.is_file`` raises for it)."""
+    try:
+        return path.is_file()
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return False
+        raise
 
 
 def _resolve(value: Source[_T], call: CallContext) -> _T:
@@ -73,7 +85,7 @@ class file_digest(_Builtin):  # noqa: N801 - the class name is the policy file's
 
     def __call__(self, call: CallContext) -> Receipt:
         target = Path(str(_resolve(self._path, call)))
-        if not target.is_file():
+        if not is_file(target):
             return Receipt(OutcomeResult.FAILED, self.method, reason=REASON_FILE_ABSENT)
         expected = _resolve(self._expected, call)
         if expected is None:

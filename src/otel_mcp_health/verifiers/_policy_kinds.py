@@ -26,6 +26,7 @@ from otel_mcp_health.verifiers._builtins import (
     MAX_DIGEST_BYTES,
     file_digest,
     http_status,
+    is_file,
     sqlite_row,
 )
 from otel_mcp_health.verifiers._reasons import REASON_DATABASE_UNAVAILABLE, REASON_UNAVAILABLE
@@ -119,7 +120,7 @@ def sqlite_verifier(database: Template, query: str, timeout: float) -> Verifier:
 
     def build(values: Mapping[str, Any], call: CallContext) -> Receipt:
         path: Path = values["database"]
-        if not path.is_file():
+        if not is_file(path):
             reason = REASON_DATABASE_UNAVAILABLE
             return Receipt(OutcomeResult.INCONCLUSIVE, sqlite_row.method, None, reason)
         uri = path.resolve().as_uri() + "?mode=ro"  # a verifier never writes, nor creates a file
