@@ -61,6 +61,9 @@ STALL_S = 10.0
 #: How long a catalog stays stale before the client re-lists (above the test's lag objective).
 RELIST_DELAY_S = 1.2
 STEP_TIMEOUT_S = 20.0
+#: Where the demo tools write: the directory outcomes.toml names literally (a policy's argument
+#: fills a file name, never the directory: docs/outcomes.md#arguments-are-data).
+PIPELINE_OUT = Path("/tmp/mcp-health-pipeline")  # noqa: S108 - a run gets its own directory in it
 
 
 async def _quietly(step: Callable[[], Awaitable[Any]]) -> None:
@@ -78,7 +81,9 @@ async def _list_all(client: Client) -> None:
 
 
 def _file_args(workdir: Path, name: str) -> dict[str, str]:
-    return {"path": str(workdir / name), "content": f"quarterly numbers {CANARY_ARG}"}
+    """The tool writes ``path``; the policy reads ``run`` and ``name`` under PIPELINE_OUT."""
+    content = f"quarterly numbers {CANARY_ARG}"
+    return {"path": str(workdir / name), "run": workdir.name, "name": name, "content": content}
 
 
 async def _needs_auth(base: str) -> None:
@@ -148,7 +153,8 @@ async def _transport_errors() -> None:
 
 
 async def incidents() -> None:
-    with tempfile.TemporaryDirectory(prefix="mcp-health-pipeline-") as workdir:
+    await anyio.Path(PIPELINE_OUT).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="run-", dir=PIPELINE_OUT) as workdir:
         async with serve_http(build_server()) as base, anyio.create_task_group() as tg:
             tg.start_soon(_stalled, base)
             tg.start_soon(_http_incidents, base)
