@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SEEDS  := tests/fixtures/seeds
 
-.PHONY: setup demo replay check coverage test matrix lint format bench bench-instructions bench-publish clean provision provision-check pipeline
+.PHONY: example setup demo replay check coverage test matrix lint format bench bench-instructions bench-publish clean provision provision-check pipeline
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,13 @@ setup: $(STAMP)
 ## 127.0.0.1, in-process, stdio), with the span processor; prints the verdicts on the spans.
 demo: $(STAMP)
 	@$(BIN)/otel-mcp-health demo
+
+## One example agent of examples/ run zero-code, with the verdicts its spans carry:
+## make example NAME=plain_session (or langchain_agent, pydantic_ai_agent, openai_agents_agent;
+## a framework's example runs in that framework's nox venv, created once when missing).
+NAME ?= plain_session
+example: $(STAMP)
+	@$(BIN)/python examples/run.py $(NAME)
 
 ## The offline classifier on the seed fixtures: every verdict plus seed 003's two rates.
 replay: $(STAMP)
@@ -68,13 +75,13 @@ provision-check: $(STAMP)
 	@PYTHON=$(BIN)/python scripts/provision-check.sh
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks noxfile.py
-	$(BIN)/ruff format --check src tests benchmarks noxfile.py
+	$(BIN)/ruff check src tests benchmarks examples noxfile.py
+	$(BIN)/ruff format --check src tests benchmarks examples noxfile.py
 	$(BIN)/mypy
 
 format: $(STAMP)
-	$(BIN)/ruff check --fix src tests benchmarks noxfile.py
-	$(BIN)/ruff format src tests benchmarks noxfile.py
+	$(BIN)/ruff check --fix src tests benchmarks examples noxfile.py
+	$(BIN)/ruff format src tests benchmarks examples noxfile.py
 
 ## Benchmarks: ratios against a baseline measured in the same run (~7 min on 2 cores, plus the
 ## peer benchmark, bench_peers.py: ~6 min, ~6 more the first time for its venvs, cached in
