@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SEEDS  := tests/fixtures/seeds
 
-.PHONY: example setup demo replay check coverage test matrix lint format bench bench-instructions bench-publish clean provision provision-check pipeline
+.PHONY: example prerequisites setup demo replay check coverage test matrix lint format bench bench-instructions bench-publish clean provision provision-check pipeline
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,7 +33,7 @@ replay: $(STAMP)
 	  $(SEEDS)/seed002_sessions.jsonl $(SEEDS)/seed003_calls.jsonl --summary; \
 	  rc=$$?; [ $$rc -le 1 ] || exit $$rc
 
-## The fast gate, no provisioning (under a minute): lint, format check, strict typing, then the
+## The fast gate, no provisioning (about 65 s on 2 idle cores, README.md#development): lint, format check, strict typing, then the
 ## unit, processor and architecture tests but the two 100,000-session ones (marker `slow`).
 CHECK_TESTS := tests/unit tests/processor tests/test_architecture.py
 check: lint
@@ -46,7 +46,7 @@ coverage: $(STAMP)
 ## The whole suite: lint, format check, strict typing, then every test (the pipeline tests need
 ## the provisioned collector, Prometheus, Alertmanager and dashboard tooling), the coverage gate,
 ## then the matrix.
-test: lint provision provision-check
+test: prerequisites lint provision provision-check
 	$(BIN)/pytest
 	$(MAKE) --no-print-directory coverage
 	$(BIN)/nox
@@ -57,6 +57,11 @@ test: lint provision provision-check
 ## ~/.cache/otel-mcp-health-nox. The newest cell is .venv itself (make test's pytest run).
 matrix: $(STAMP)
 	$(BIN)/nox
+
+## What make test needs (Python >= 3.11 with venv, Go, root or sudo for apt-get when Prometheus,
+## Alertmanager, node or npm are missing, disk): checked first, one clear line when one is missing.
+prerequisites:
+	@PYTHON=$(PYTHON) scripts/check-prerequisites.sh
 
 ## Install/build what the pipeline needs (idempotent; apt-get needs root): Prometheus,
 ## Alertmanager, the collector builder, the bundled collector (cached), the dashboard tooling.
