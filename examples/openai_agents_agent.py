@@ -69,9 +69,9 @@ class ScriptedModel(Model):
 
 async def main() -> None:
     set_tracing_disabled(True)  # the framework's own tracing would need an OpenAI key
-    # cache_tools_list: list once, not at every turn. With the default, the next turn's tools/list
-    # is still paging when a verified call's receipt arrives, and that call reads stale_catalog
-    # (catalog_cursor_remaining) although its own catalog was complete.
+    # cache_tools_list: list once, not at every turn. With the default, on a loaded machine the
+    # next turn's tools/list can still be paging when a verified call's receipt arrives, and that
+    # call then reads stale_catalog (catalog_cursor_remaining) although its catalog was complete.
     async with MCPServerStdio(SERVER, cache_tools_list=True) as server:
         agent = Agent(name="reports", model=ScriptedModel(), mcp_servers=[server])
         result = await Runner.run(agent, "export the quarterly reports and file a ticket")
