@@ -22,10 +22,11 @@ demo: $(STAMP)
 
 ## One example agent of examples/ run zero-code, with the verdicts its spans carry:
 ## make example NAME=plain_session (or langchain_agent, pydantic_ai_agent, openai_agents_agent;
-## a framework's example runs in that framework's nox venv, created once when missing).
+## a framework's example runs in that framework's nox venv, created once when missing;
+## EXAMPLE_ARGS=--otlp also sends the spans to the collector at OTEL_EXPORTER_OTLP_ENDPOINT).
 NAME ?= plain_session
 example: $(STAMP)
-	@$(BIN)/python examples/run.py $(NAME)
+	@$(BIN)/python examples/run.py $(NAME) $(EXAMPLE_ARGS)
 
 ## The offline classifier on the seed fixtures: every verdict plus seed 003's two rates.
 replay: $(STAMP)

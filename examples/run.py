@@ -4,8 +4,8 @@
 
 The example runs under ``opentelemetry-instrument`` with the ``mcp_health`` configurator, the
 outcome policy ``examples/outcomes.toml`` and the console span exporter, exactly as a user would
-run their agent (only the exporter differs: set ``OTEL_TRACES_EXPORTER=otlp`` and
-``OTEL_EXPORTER_OTLP_ENDPOINT`` to send the same spans to the bundled collector). The agent's own
+run their agent (only the exporter differs: ``--otlp`` also sends the same spans over OTLP/HTTP to
+``OTEL_EXPORTER_OTLP_ENDPOINT``, default the bundled collector's 127.0.0.1:4318). The agent's own
 output is passed through; the spans the console exporter printed are read back and their
 verdicts shown as a table, which is what a backend shows for ``mcp_health.verdict``.
 
@@ -97,10 +97,21 @@ def _table(spans: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def run(name: str, python: Path) -> int:
+#: ``--otlp``: the same spans also go over OTLP/HTTP (the bundled collector listens on 4318).
+OTLP = {
+    "OTEL_TRACES_EXPORTER": "console,otlp",
+    "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+    "OTEL_EXPORTER_OTLP_TIMEOUT": "2",
+}
+
+
+def run(name: str, python: Path, *, otlp: bool = False) -> int:
     """Run example ``name`` with ``python`` zero-code; print its output and the verdicts."""
     instrument = python.parent / "opentelemetry-instrument"
     env = {**os.environ, **ZERO_CODE, "OTEL_SERVICE_NAME": f"example-{name.replace('_', '-')}"}
+    if otlp:
+        env = {**env, **OTLP}
+        env.setdefault("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
     env.setdefault("DEMO_SERVER_PYTHON", sys.executable)
     print(f"example {name}: opentelemetry-instrument {python} examples/{name}.py (zero-code)")
     command = [str(instrument), str(python), str(HERE / f"{name}.py")]
@@ -120,8 +131,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("name", choices=sorted(EXAMPLES))
     parser.add_argument("--python", help="the interpreter that has the example's framework")
+    parser.add_argument(
+        "--otlp", action="store_true", help="also export over OTLP/HTTP (OTEL_EXPORTER_OTLP_*)"
+    )
     args = parser.parse_args()
-    return run(args.name, _python(args.name, args.python))
+    return run(args.name, _python(args.name, args.python), otlp=args.otlp)
 
 
 if __name__ == "__main__":

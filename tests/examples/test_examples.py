@@ -8,12 +8,15 @@ the verdicts its exported spans carry are read from the runner's output.
 
 from __future__ import annotations
 
+import http.server
 import importlib.util
 import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -32,6 +35,8 @@ VERDICTS = [
     ("tools/call export_report_broken", "false_success", "verifier_failed", "verify_destination"),
     ("tools/call create_ticket", "tool_failed", "is_error", "inspect_tool"),
 ]
+#: The demo server needs mcp 2.x: the project's interpreter when this one has 1.x (noxfile.py).
+SERVER = os.environ.get("MCP_HEALTH_SERVER_PYTHON", sys.executable)
 HERE = [name for name, module in FRAMEWORK.items() if importlib.util.find_spec(module)]
 
 
@@ -45,11 +50,9 @@ def test_every_example_is_known_to_the_runner_and_the_docs() -> None:
 
 @pytest.mark.parametrize("name", HERE)
 def test_the_example_prints_its_verdicts(name: str) -> None:
-    # The demo server needs mcp 2.x: the project's interpreter when this one has 1.x.
-    server = os.environ.get("MCP_HEALTH_SERVER_PYTHON", sys.executable)
     proc = subprocess.run(
         [sys.executable, str(RUNNER), name, "--python", sys.executable],
-        env={**os.environ, "DEMO_SERVER_PYTHON": server},
+        env={**os.environ, "DEMO_SERVER_PYTHON": SERVER},
         capture_output=True,
         text=True,
         check=False,
@@ -60,3 +63,44 @@ def test_the_example_prints_its_verdicts(name: str) -> None:
     table = out[out.index("verdicts on the exported spans") :].splitlines()[2:]
     assert [tuple(re.split(r"\s{2,}", row)) for row in table] == VERDICTS, out
     assert "Traceback" not in proc.stderr
+
+
+class _Sink(http.server.BaseHTTPRequestHandler):
+    """An OTLP/HTTP endpoint that records the paths it was sent to."""
+
+    paths: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.paths.append(self.path)
+        self.send_response(200)
+        self.send_header("content-type", "application/x-protobuf")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        return
+
+
+def test_otlp_also_exports_the_judged_spans() -> None:
+    """``make example EXAMPLE_ARGS=--otlp``: the spans also reach an OTLP/HTTP endpoint."""
+    sink = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
+    threading.Thread(target=sink.serve_forever, daemon=True).start()
+    try:
+        endpoint = f"http://127.0.0.1:{sink.server_port}"
+        proc = subprocess.run(
+            [sys.executable, str(RUNNER), "plain_session", "--python", sys.executable, "--otlp"],
+            env={
+                **os.environ,
+                "DEMO_SERVER_PYTHON": SERVER,
+                "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
+            },
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=180,
+        )
+    finally:
+        sink.shutdown()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "tools/call export_report_broken  false_success" in proc.stdout
+    assert "/v1/traces" in _Sink.paths
