@@ -117,3 +117,20 @@ def test_the_demo_into_a_closed_pipe_is_quiet() -> None:
     assert "BrokenPipeError" not in err
     assert "Traceback" not in err
     assert code == 0
+
+
+def test_both_streams_into_a_closed_pipe_keep_the_input_error_code(tmp_path: Path) -> None:
+    """``classify ... 2>&1 | head -1``: bad lines are reported on the closed stderr, quietly, and
+    the exit code stays ``2`` (an input error), not a crash's ``1``."""
+    good = (SEEDS / "seed000_catalog.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("\n".join([good, '{"kind": "nope"}'] * 3000) + "\n", encoding="utf-8")
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            _cli("classify", str(mixed)), stdout=write_end, stderr=write_end, check=False
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 2

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO, cast
 
-from otel_mcp_health._stdout import QuietStdout
+from otel_mcp_health._pipes import QuietPipe
 from otel_mcp_health.core.calls import CallResult, rates
 from otel_mcp_health.core.catalog import CATALOG_RULES
 from otel_mcp_health.core.contract import VERDICT_RULES
@@ -311,14 +311,16 @@ def main(
 ) -> int:
     """Run the CLI; returns the exit code instead of exiting (``__main__`` exits).
 
-    On the process's own standard output, a reader that stops reading (``| head``) ends the
-    output quietly and the exit code still says what was judged (:mod:`._stdout`)."""
+    On the process's own standard streams, a reader that stops reading (``| head``) ends that
+    output quietly and the exit code still says what was judged (:mod:`._pipes`)."""
     if out is None:
-        out = cast("TextIO", QuietStdout(sys.stdout))
-        # argparse writes --help and --version to sys.stdout: the same quiet stream.
-        with contextlib.redirect_stdout(out):
-            code = _run(argv, out, err or sys.stderr)
+        out = cast("TextIO", QuietPipe(sys.stdout))
+        err = err or cast("TextIO", QuietPipe(sys.stderr))
+        # argparse writes --help and --version to sys.stdout, usage errors to sys.stderr.
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = _run(argv, out, err)
         out.flush()  # the last EPIPE surfaces here, not in the interpreter's exit flush
+        err.flush()
         return code
     return _run(argv, out, err or sys.stderr)
 

@@ -1,11 +1,11 @@
-"""Standard output that a reader who stops reading cannot break: ``classify ... | head -1``.
+"""Standard streams that a reader who stops reading cannot break: ``classify ... | head -1``.
 
 When the reading end of a pipe closes, the next write raises ``BrokenPipeError`` (EPIPE).
-Nothing is wrong with the run: the reader has what it wanted. :class:`QuietStdout` swallows the
-error, sends the rest of the output to the null device and lets the command finish, so its exit
-code still says what it judged (``0`` green, ``1`` not green) and no traceback reaches the
-terminal. The interpreter flushes ``sys.stdout`` once more at exit; the descriptor then points at
-the null device, so that flush cannot report the closed pipe either.
+Nothing is wrong with the run: the reader has what it wanted. :class:`QuietPipe` swallows the
+error, sends the rest of that stream to the null device and lets the command finish, so its exit
+code still says what it judged (``0`` green, ``1`` not green, ``2`` an input error) and no
+traceback appears. The interpreter flushes ``sys.stdout`` and ``sys.stderr`` once more at exit;
+the descriptor then points at the null device, so that flush cannot report the closed pipe either.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import os
 from typing import TextIO
 
 
-class QuietStdout(io.TextIOBase):
-    """``stream`` (the process's standard output) with EPIPE turned into silence."""
+class QuietPipe(io.TextIOBase):
+    """``stream`` (the process's standard output or error) with EPIPE turned into silence."""
 
     def __init__(self, stream: TextIO) -> None:
         super().__init__()
@@ -42,6 +42,10 @@ class QuietStdout(io.TextIOBase):
 
     def isatty(self) -> bool:
         return self._stream.isatty()
+
+    def fileno(self) -> int:
+        """The stream's descriptor: a stdio server started by ``check`` writes its log there."""
+        return self._stream.fileno()
 
     def writable(self) -> bool:
         return True
