@@ -64,8 +64,8 @@ matrix: $(STAMP)
 prerequisites:
 	@PYTHON=$(PYTHON) scripts/check-prerequisites.sh
 
-## Install/build what the pipeline needs (idempotent; apt-get needs root): Prometheus,
-## Alertmanager, the collector builder, the bundled collector (cached), the dashboard tooling.
+## Install/build what the pipeline needs (idempotent; apt-get needs root or sudo): Prometheus,
+## Alertmanager, Node.js and npm when missing, the collector builder, the bundled collector (cached), the dashboard tooling.
 provision:
 	scripts/provision-pipeline.sh
 
