@@ -37,6 +37,8 @@ for tool in promtool amtool node npm; do
   fi
 done
 
+[ -d "${HOME:-}" ] ||
+  missing "HOME (${HOME:-unset}) is not a directory: the venvs, pip, npm and Go keep their caches there"
 cache=${XDG_CACHE_HOME:-$HOME/.cache}
 need_gb=1
 [ -d "$cache/otel-mcp-health-nox" ] || need_gb=7 # a fresh machine: every venv and the Go caches

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "check-prerequisites.sh"
 MAKEFILE = ROOT / "Makefile"
@@ -71,3 +73,21 @@ def test_make_test_runs_the_check_before_anything_else() -> None:
     recipe = text[text.index("\ntest:") :].splitlines()
     assert recipe[1].startswith("test: prerequisites "), recipe[1]
     assert "prerequisites:\n\t@PYTHON=$(PYTHON) scripts/check-prerequisites.sh" in text
+
+
+@pytest.mark.parametrize("home", ["/nonexistent", None], ids=["missing", "unset"])
+def test_a_home_that_is_not_a_directory_is_named_in_one_line(
+    tmp_path: Path, home: str | None
+) -> None:
+    # nobody's HOME is /nonexistent; cron and some CI runners start with none at all
+    env = {"PATH": str(_path_without(tmp_path)), "GO_FALLBACK": "/nonexistent"}
+    if home is not None:
+        env["HOME"] = home
+    result = subprocess.run(
+        [str(SCRIPT)], env=env, capture_output=True, text=True, check=False, timeout=60
+    )
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"make test: HOME ({home or 'unset'}) is not a directory: "
+        "the venvs, pip, npm and Go keep their caches there\n"
+    )
