@@ -12,7 +12,8 @@ verdicts shown as a table, which is what a backend shows for ``mcp_health.verdic
 A framework example needs its framework: by default it runs in the project's nox venv of that
 framework (``noxfile.py``, created with ``nox -s SESSION --install-only`` when missing), or in
 ``--python``. The demo's MCP server runs under ``DEMO_SERVER_PYTHON`` (default: this interpreter,
-which must have mcp 2.x). Exit code: the example's own, or ``1`` when no verdict was exported.
+which must have mcp 2.x). Exit code: the example's own, ``1`` when no verdict was exported,
+``2`` when the example's framework is neither here nor creatable (no nox).
 """
 
 from __future__ import annotations
@@ -46,15 +47,25 @@ COLUMNS = ("span", "verdict", "reason", "next action")
 KEYS = ("mcp_health.verdict", "mcp_health.reason", "mcp_health.next_action")
 
 
-def _nox_python(session: str) -> Path:
+def _nox_python(name: str, session: str, module: str) -> Path:
     """The interpreter of ``session``'s venv, created (installed only) when it is missing."""
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
     envdir = Path(os.environ.get("NOX_ENVDIR", cache / "otel-mcp-health-nox"))
     python = envdir / session / "bin" / "python"
-    if not python.exists():
-        print(f"run.py: creating the {session} venv (nox, once)", file=sys.stderr)
-        nox = [sys.executable, "-m", "nox", "-s", session, "--install-only"]
-        subprocess.run(nox, cwd=ROOT, check=True)
+    if python.exists():
+        return python
+    if importlib.util.find_spec("nox") is None:
+        # e.g. a venv with only the wheel installed (README.md#install): say what to do instead
+        print(
+            f"run.py: {name} needs the module {module!r}, which this interpreter lacks, and nox, "
+            f"which creates the {session} venv, is missing too: run it with make example "
+            f"NAME={name}, or pass --python an interpreter that has it",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+    print(f"run.py: creating the {session} venv (nox, once)", file=sys.stderr)
+    nox = [sys.executable, "-m", "nox", "-s", session, "--install-only"]
+    subprocess.run(nox, cwd=ROOT, check=True)
     return python
 
 
@@ -64,7 +75,7 @@ def _python(name: str, chosen: str | None) -> Path:
     session, module = EXAMPLES[name]
     if session is None or importlib.util.find_spec(module) is not None:
         return Path(sys.executable)
-    return _nox_python(session)
+    return _nox_python(name, session, module)
 
 
 def _spans(stdout: str) -> tuple[list[dict[str, Any]], list[str]]:

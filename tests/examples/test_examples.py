@@ -104,3 +104,27 @@ def test_otlp_also_exports_the_judged_spans() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "tools/call export_report_broken  false_success" in proc.stdout
     assert "/v1/traces" in _Sink.paths
+
+
+def test_a_missing_framework_without_nox_is_said_in_one_line(tmp_path: Path) -> None:
+    """``python examples/run.py NAME`` from an interpreter that has neither the framework nor nox
+    (a venv with the wheel installed, README.md#install) names what to do; no traceback."""
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    proc = subprocess.run(
+        [str(bare / "bin" / "python"), str(RUNNER), "openai_agents_agent"],
+        env={
+            **{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+            "NOX_ENVDIR": str(tmp_path / "no-venvs-yet"),
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr == (
+        "run.py: openai_agents_agent needs the module 'agents', which this interpreter lacks, "
+        "and nox, which creates the framework_openai_agents venv, is missing too: run it with "
+        "make example NAME=openai_agents_agent, or pass --python an interpreter that has it\n"
+    )
