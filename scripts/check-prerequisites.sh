@@ -6,7 +6,7 @@
 #   go          builds the bundled collector (scripts/provision-pipeline.sh); on PATH or in
 #               GO_FALLBACK (default /usr/local/go/bin)
 #   root        (or sudo) when apt-get must install Prometheus, Alertmanager, node or npm
-#   disk        about 7 GB free on a fresh machine (venvs, Go caches, the collector), 1 GB after
+#   disk        about 8 GB free on a fresh machine (venvs, Go caches, the collector), 1 GB after
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,7 +41,7 @@ done
   missing "HOME (${HOME:-unset}) is not a directory: the venvs, pip, npm and Go keep their caches there"
 cache=${XDG_CACHE_HOME:-$HOME/.cache}
 need_gb=1
-[ -d "$cache/otel-mcp-health-nox" ] || need_gb=7 # a fresh machine: every venv and the Go caches
+[ -d "$cache/otel-mcp-health-nox" ] || need_gb=8 # a fresh machine: every venv and the Go caches
 free_kb=$(df -Pk "$HOME" | awk 'NR == 2 { print $4 }')
 [ "${free_kb:-0}" -ge $((need_gb * 1024 * 1024)) ] ||
   missing "only $((free_kb / 1024 / 1024)) GB free in $HOME: about $need_gb GB are needed (venvs, Go caches, the collector)"

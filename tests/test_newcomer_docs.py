@@ -55,7 +55,7 @@ def test_make_check_states_its_measured_time() -> None:
 
 def test_the_development_section_names_every_prerequisite_and_the_times() -> None:
     development = _section(README, "## Development")
-    for needed in ("Go", "root", "apt-get", "7 GB", "Node.js", "check-prerequisites.sh"):
+    for needed in ("Go", "root", "apt-get", "8 GB", "Node.js", "check-prerequisites.sh"):
         assert needed in development, needed
     assert "53 min" in development
     assert "warm" in development
