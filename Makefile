@@ -65,7 +65,8 @@ prerequisites:
 	@PYTHON=$(PYTHON) scripts/check-prerequisites.sh
 
 ## Install/build what the pipeline needs (idempotent; apt-get needs root or sudo): Prometheus,
-## Alertmanager, Node.js and npm when missing, the collector builder, the bundled collector (cached), the dashboard tooling.
+## Alertmanager, Node.js and npm when missing, the collector builder, the bundled collector
+## (cached), the dashboard tooling.
 provision:
 	scripts/provision-pipeline.sh
 
