@@ -28,7 +28,8 @@ command -v go >/dev/null || [ -x "$GO_FALLBACK/go" ] ||
   missing "Go is missing: install it (https://go.dev/dl/) and put it on PATH; it builds the bundled collector"
 
 can_install() { [ "$(id -u)" -eq 0 ] || command -v sudo >/dev/null; }
-for tool in promtool amtool node npm; do
+# The same tools provision-pipeline.sh looks for before it calls apt-get.
+for tool in prometheus promtool prometheus-alertmanager amtool node npm; do
   if ! command -v "$tool" >/dev/null; then
     command -v apt-get >/dev/null ||
       missing "$tool is missing and there is no apt-get to install it: install Prometheus, Alertmanager, node and npm"

@@ -19,7 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "check-prerequisites.sh"
 MAKEFILE = ROOT / "Makefile"
 #: What the script itself runs, and the tools it looks for.
-TOOLS = ("bash", "env", "dirname", "id", "df", "awk", "go", "promtool", "amtool", "node", "npm")
+TOOLS = (
+    *("bash", "env", "dirname", "id", "df", "awk", "go"),
+    *("prometheus", "promtool", "prometheus-alertmanager", "amtool", "node", "npm"),
+)
 
 
 def _path_without(tmp_path: Path, *absent: str) -> Path:
@@ -66,6 +69,17 @@ def test_a_tool_apt_get_must_install_needs_root(tmp_path: Path) -> None:
         "make test: promtool is missing and installing it with apt-get needs root: "
         "run make test as root (or with sudo)\n"
     )
+
+
+def test_a_server_binary_missing_beside_its_tool_needs_root_too(tmp_path: Path) -> None:
+    # provision-pipeline.sh installs the Debian package when the server or its tool is missing
+    bin_dir = _path_without(tmp_path, "prometheus", "id")
+    (bin_dir / "id").write_text("#!/bin/sh\necho 1000\n", encoding="utf-8")  # not root, no sudo
+    (bin_dir / "id").chmod(0o755)
+    (bin_dir / "apt-get").symlink_to(shutil.which("true") or "/bin/true")
+    result = _check(bin_dir)
+    assert result.returncode == 1
+    assert result.stderr.startswith("make test: prometheus is missing and installing it")
 
 
 def test_make_test_runs_the_check_before_anything_else() -> None:
