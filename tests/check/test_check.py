@@ -89,6 +89,7 @@ def test_json_shape_of_a_healthy_call_on_the_typescript_reference_server(
         },
         "outcomeMethod": "not_required",
         "catalogVerdict": "converged",
+        "listed": True,
     }
     assert (report["verdict"], report["nextAction"]) == ("healthy", "none")
     assert report["timedOut"] is False
