@@ -276,9 +276,8 @@ class CatalogDigester:
         return result
 
     def tool_digests(self, tools: Iterable[Mapping[str, Any]]) -> dict[str, str]:
-        """Each tool's name -> ``sha256:<hex>`` of its own canonical bytes, or
-        :class:`DigestError` (as :meth:`digest`). A name listed more than once with different
-        definitions gets one digest of them all, which no single definition equals."""
+        """Each tool's name -> ``sha256:<hex>`` of its canonical bytes (one of all its different
+        definitions for a repeated name), or :class:`DigestError` (as :meth:`digest`)."""
         return self.digests(tools)[1]
 
     def digests(self, tools: Iterable[Mapping[str, Any]]) -> tuple[str, dict[str, str]]:
@@ -329,20 +328,15 @@ def _map_size(tools: Mapping[str, str]) -> int:
 
 
 def _tool_digests(entries: list[_Entry]) -> dict[str, str]:
-    """One digest per name (``entries`` sorted): a name listed more than once with different
-    definitions gets the digest of all of them together (the JSON array of their canonical
-    bytes), which no single definition equals: an install of one of them is never taken for
-    the discovered one, whichever sorts last (docs/model.md#installed-subsets)."""
+    """One digest per name; a name with different definitions: one of them all (as an array)."""
     grouped: dict[str, list[bytes]] = {}
     for name, canonical in entries:
-        found = grouped.setdefault(name, [])
-        if not found or found[-1] != canonical:  # sorted: equal copies are adjacent
+        if canonical not in (found := grouped.setdefault(name, [])):
             found.append(canonical)
-    return {
-        name: "sha256:"
-        + hashlib.sha256(one[0] if len(one) == 1 else b"[" + b",".join(one) + b"]").hexdigest()
-        for name, one in grouped.items()
-    }
+    one = [
+        (n, f[0] if len(f) == 1 else _assemble([("", b) for b in f])) for n, f in grouped.items()
+    ]
+    return {name: "sha256:" + hashlib.sha256(data).hexdigest() for name, data in one}
 
 
 def _as_list(tools: Iterable[Mapping[str, Any]]) -> list[Any]:
