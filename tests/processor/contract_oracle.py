@@ -14,7 +14,8 @@ re-derives is everything the processor keeps per session and per server:
 * its own ``tools/list`` traversals, page by page (a first page starts one, a later page joins
   the latest), each handed to the core whole;
 * inheritance: a session that listed nothing itself is judged against its server's traversals,
-  the *latest* one any session of the server started and the *last complete* one;
+  the *latest* one any session of the server started and the *last complete* one (of two
+  that completed while both were under way, the one started last: it saw the server later);
 * the signals of the session and of every session of its server;
 * who can hear a change (an open session of the server whose handshake advertised
   ``tools.listChanged`` and whose notification channel is alive): a catalog, inherited or the
@@ -345,16 +346,15 @@ class ContractOracle:
         return self._server(seen.key, seen.index)
 
     def _server_traversals(self, server: str, upto: int) -> list[Traversal]:
-        """Every traversal a session of ``server`` made while of that server (its pages up to
-        ``upto``)."""
+        """Every traversal (its pages up to ``upto``) a session made while of ``server``: the
+        server its session named at the traversal's latest page."""
         keys = {s.key for s in self._history[: upto + 1]}
-        found = []
-        for key in keys:
-            for traversal in self._traversals(key, upto):
-                pages = tuple(p for p in traversal.pages if self._server_at(p) == server)
-                if pages:
-                    found.append(Traversal(key, pages))
-        return found
+        return [
+            traversal
+            for key in keys
+            for traversal in self._traversals(key, upto)
+            if self._server_at(traversal.pages[-1]) == server
+        ]
 
     # ------------------------------------------------------------------------------------------
     # The catalog evidence a span is judged against

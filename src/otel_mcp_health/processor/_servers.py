@@ -72,10 +72,13 @@ class ServerCatalog:
         self.version += 1
 
     def discovered(self, discovery: Discovery, *, list_changed: bool | None) -> None:
-        """A session of this server completed a discovery."""
-        self.complete, self.list_changed = discovery, list_changed
+        """A session of this server completed a discovery (of two complete at once, the one
+        started last is the server's: the core judges against it, and so does the age)."""
+        complete = self.complete
+        if complete is None or (discovery.started_at or 0) >= (complete.started_at or 0):
+            self.complete, self.list_changed = discovery, list_changed
+            self.heard_since = self.hearing()
         self._started(discovery)
-        self.heard_since = self.hearing()
         self.version += 1
 
     def progressed(self, traversal: Discovery) -> None:
