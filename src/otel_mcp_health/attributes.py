@@ -202,7 +202,8 @@ CONNECT_SPAN_NAME: Final = "mcp_health.connect"
 
 # Notification channel: an INTERNAL span (``SESSION_KEY``, ``SESSION_NOTIFICATION_CHANNEL``,
 # ``CHANNEL_OPEN``) each time a session's GET stream or ``subscriptions/listen`` stream attaches
-# (``true``) or ends (``false``): only a session whose channel is alive hears ``list_changed``.
+# (``true``) or ends (``false``), or its own stream (``session``) ends while it is open: only a
+# session whose channel is alive hears ``list_changed``.
 CHANNEL_SPAN_NAME: Final = "mcp_health.channel"
 CHANNEL_OPEN: Final = "mcp_health.channel.open"
 

@@ -128,3 +128,34 @@ async def test_a_restart_behind_an_open_listener_holds_the_inherited_catalog(
     assert _catalog(heard) == (True, "converged", "ok")
     assert _catalog(unheard) == (True, "stale", "refresh_overdue")
     assert (unheard.attributes or {})[A.REASON] == "catalog_refresh_overdue"
+
+
+async def test_a_stdio_listener_whose_server_exited_hears_nothing(verdicts: Pipeline) -> None:
+    """A stdio session hears changes on its own stream while its server process runs: when
+    that process exits and the application still holds the session open, fresh sessions of
+    the same command inherit a catalog that nobody can hear change any more, held to the
+    maximum age (before: the dead session stayed a listener and kept it ``converged``)."""
+    with anyio.fail_after(60):
+        listener_cm = connect("session", "stdio", None, Events())
+        listener = await listener_cm.__aenter__()
+        try:
+            await listener.list_all()
+            await anyio.sleep(PAST_MAX_AGE_S)
+            await _fresh_stdio_lookup()  # the listener's server runs: it would hear
+            with contextlib.suppress(Exception):
+                await listener.call("crash", {}, read_timeout=5)  # its server process exits
+            await anyio.sleep(0.5)
+            await _fresh_stdio_lookup()  # nobody hears the server now
+        finally:
+            with contextlib.suppress(Exception):
+                await listener_cm.__aexit__(None, None, None)
+    heard, unheard = verdicts.named("tools/call lookup")
+    assert _catalog(heard) == (True, "converged", "ok")
+    assert _catalog(unheard) == (True, "stale", "refresh_overdue")
+    assert (unheard.attributes or {})[A.REASON] == "catalog_refresh_overdue"
+
+
+async def _fresh_stdio_lookup() -> None:
+    """One call in a stdio session of its own (the same command: the same server)."""
+    async with connect("session", "stdio", None, Events()) as agent:
+        await agent.call("lookup", {})

@@ -82,6 +82,7 @@ HOOKS_2X: Final = (
     Hook(_DIRECT, "DirectDispatcher.send_raw_request", _dispatch_wrappers.send_raw_request),
     Hook(_DIRECT, "DirectDispatcher._make_context", _dispatch_wrappers.make_context, "request_id"),
     Hook(_JSONRPC, "otel_span", _dispatch_wrappers.otel_span, "sdk_span"),
+    Hook(_JSONRPC, "JSONRPCDispatcher.run", _dispatch_wrappers.receive_loop, "stream_end"),
     Hook(
         _JSONRPC, "JSONRPCDispatcher._write", _dispatch_wrappers.dispatcher_write, "request_write"
     ),
@@ -135,6 +136,12 @@ HOOKS_1X: Final = (
     Hook("httpx", "AsyncClient.send", _http.client_send),
     Hook(_HTTP, "StreamableHTTPTransport.handle_get_stream", _http.handle_get_stream, "get_stream"),
     Hook("mcp.shared.session", "BaseSession._request_id", None, "request_id"),
+    Hook(
+        "mcp.shared.session",
+        "BaseSession._receive_loop",
+        _dispatch_wrappers.receive_loop,
+        "stream_end",
+    ),
 )
 
 

@@ -300,6 +300,24 @@ def server_run(
     return wrapped(*args, **kwargs)
 
 
+async def receive_loop(
+    configured: Telemetry,
+    wrapped: Any,
+    instance: Any,
+    args: Args,
+    kwargs: Kwargs,
+) -> Any:
+    """``JSONRPCDispatcher.run`` (2.x) / ``BaseSession._receive_loop`` (1.x): the loop that reads
+    a session's stream. It returns by itself only at the end of that stream (closing a session
+    cancels it): a client session's own notification channel is dead from then on."""
+    result = await wrapped(*args, **kwargs)
+    telemetry = active(configured)
+    if telemetry is not None:
+        with fence("session stream end"):
+            _session_hooks.stream_ended(telemetry, instance)
+    return result
+
+
 async def client_build_session(
     configured: Telemetry,
     wrapped: Any,

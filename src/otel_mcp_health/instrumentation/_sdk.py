@@ -48,6 +48,7 @@ EVIDENCE: Final = {
     "in_process_identity": "telling apart in-process servers of one name and version",
     "get_stream": "whether the GET stream that carries list_changed is attached",
     "listen": "whether a subscriptions/listen stream carries list_changed (2026-07-28)",
+    "stream_end": "the end of a stdio or SSE session's own stream while it is open",
 }
 #: Evidence only a streamable HTTP session can miss, and evidence only other sessions can miss.
 HTTP_ONLY_EVIDENCE: Final = frozenset({"http_status", "get_stream"})

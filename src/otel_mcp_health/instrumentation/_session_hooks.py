@@ -221,7 +221,7 @@ def waiting_for_user(session: Any, record: RequestRecord | None, waiting: bool) 
 # ----------------------------------------------------------------------------------------------
 # A session hears ``notifications/tools/list_changed`` only while its notification channel is
 # alive (docs/model.md#scope): its own stream while the session is open (stdio, in-process, SSE):
-# nothing to record; over streamable HTTP, the GET stream the SDK attaches in the background after
+# only its end while the session is open is recorded (:func:`stream_ended`); over streamable HTTP, the GET stream the SDK attaches in the background after
 # the handshake (it dies with the server process, and the SDK's reconnection then fails); at the
 # 2026-07-28 era, a ``subscriptions/listen`` stream that the client opened and the server
 # acknowledged for tool changes (no agent framework opens one). The handshake span names the
@@ -304,6 +304,15 @@ def listen_settled(telemetry: Telemetry, route: Any) -> None:
     channel = _ROUTES.get(route)
     if channel is not None:
         channel_closed(telemetry, channel)
+
+
+def stream_ended(telemetry: Telemetry, session: Any) -> None:
+    """The session's receive loop reached the end of its stream while the session is open (the
+    stdio server process exited, the SSE stream dropped): a session that hears changes on its
+    own stream hears nothing from now on, though the application still holds it open."""
+    state = _state.SESSIONS.get(session) or _state.DISPATCHERS.get(session)
+    if state is not None and state.notification_channel == A.CHANNEL_SESSION:
+        _channel_mark(telemetry, Channel(state, A.CHANNEL_SESSION, open=True), opened=False)
 
 
 def _channel_mark(telemetry: Telemetry, channel: Channel, *, opened: bool) -> None:

@@ -148,7 +148,8 @@ class Engine:
             return self._judge_catalog(span, session, method)
         if span.name == A.CHANNEL_SPAN_NAME:
             if (opened := _codec.decode_channel_open(attrs)) is not None:
-                session.channel_changed(opened=opened)
+                channel = attrs.get(A.SESSION_NOTIFICATION_CHANNEL)
+                session.channel_changed(opened=opened, channel=channel)
             return {}
         if span.name == A.RECONCILE_SPAN_NAME:
             return self._judge_reconciliation(span, attrs, session)

@@ -111,6 +111,8 @@ class Session:
     #: its own last complete discovery was made (docs/model.md#scope).
     channel: str = A.CHANNEL_SESSION
     channels_open: int = 0
+    #: Its own stream ended while open (stdio server exited, SSE stream dropped): no hearing.
+    stream_ended: bool = False
     heard_since: int | None = None
     #: What the sessions of this session's server share (known from its handshake span), and
     #: that server's identity (``_codec.decode_server_key``).
@@ -212,16 +214,19 @@ class Session:
             self.version += 1
         self.update_listening()
 
-    def channel_changed(self, *, opened: bool) -> None:
-        """One of the session's GET or ``subscriptions/listen`` streams attached or ended."""
-        self.channels_open = max(0, self.channels_open + (1 if opened else -1))
+    def channel_changed(self, *, opened: bool, channel: str | None = None) -> None:
+        """A GET or ``subscriptions/listen`` stream attached or ended, or its own stream ended."""
+        self.stream_ended |= channel == A.CHANNEL_SESSION and not opened
+        if channel != A.CHANNEL_SESSION:
+            self.channels_open = max(0, self.channels_open + (1 if opened else -1))
         self.version += 1
         self.update_listening()
 
     def hears(self) -> bool:
         """Whether the session can hear ``list_changed`` now: the server advertised it and the
         session's notification channel is alive (its own stream while it is open)."""
-        alive = self.channel == A.CHANNEL_SESSION or self.channels_open > 0
+        alive = self.channel == A.CHANNEL_SESSION and not self.stream_ended
+        alive = alive or self.channels_open > 0
         return alive and self._list_changed() is True
 
     def update_listening(self) -> None:
