@@ -13,12 +13,21 @@ from __future__ import annotations
 import contextlib
 import socket
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio
 import pytest
-from tests.support.matrix_drivers import REFERENCE_HTTP, SERVER_PYTHON, Events, connect
+from tests.support.cut_proxy import cut_proxy
+from tests.support.matrix_drivers import (
+    INTEGRATION,
+    REFERENCE_HTTP,
+    SERVER_PYTHON,
+    Events,
+    SessionDriver,
+    connect,
+    http_server,
+)
 from tests.support.processor_helpers import Pipeline, instrumenting
 
 from otel_mcp_health import attributes as A
@@ -159,3 +168,41 @@ async def _fresh_stdio_lookup() -> None:
     """One call in a stdio session of its own (the same command: the same server)."""
     async with connect("session", "stdio", None, Events()) as agent:
         await agent.call("lookup", {})
+
+
+async def test_an_sse_listener_whose_stream_dropped_hears_nothing(verdicts: Pipeline) -> None:
+    """An SSE session hears changes on its SSE stream. When that stream drops (cut between
+    client and server; the server runs on, the SDK does not reconnect) and the application
+    still holds the session open, fresh sessions inherit a catalog nobody can hear change,
+    held to the maximum age (before: the dead session kept it ``converged``)."""
+    with http_server(str(INTEGRATION / "gateway_http.py"), "gateway-key") as gateway:
+        async with cut_proxy(int(gateway.rsplit(":", 1)[1])) as proxy:
+            url = f"http://127.0.0.1:{proxy.port}/sse"
+            with anyio.fail_after(60):
+                listener_cm = _sse(url)
+                listener = await listener_cm.__aenter__()
+                try:
+                    await listener.list_all()
+                    await anyio.sleep(PAST_MAX_AGE_S)
+                    async with _sse(url) as fresh:
+                        await fresh.call("lookup", {})  # the listener's stream is up: it hears
+                    assert proxy.cut_gets() >= 1
+                    await anyio.sleep(0.5)
+                    async with _sse(url) as fresh:
+                        await fresh.call("lookup", {})  # nobody hears the server now
+                finally:
+                    with contextlib.suppress(Exception):  # the session whose stream dropped
+                        await listener_cm.__aexit__(None, None, None)
+    heard, unheard = verdicts.named("tools/call lookup")
+    assert _catalog(heard) == (True, "converged", "ok")
+    assert _catalog(unheard) == (True, "stale", "refresh_overdue")
+
+
+@contextlib.asynccontextmanager
+async def _sse(url: str) -> AsyncIterator[SessionDriver]:
+    from mcp import ClientSession
+    from mcp.client.sse import sse_client
+
+    async with sse_client(url) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield SessionDriver(Events(), session)
