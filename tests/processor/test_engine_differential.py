@@ -567,6 +567,18 @@ _FOUND = (
         ],
         {A.CATALOG_VERDICT: "converged", A.VERDICT: "unverified"},
     ),
+    (
+        # eight calls missing an argument, then one of an unknown tool: the unknown tool
+        # outranks the missing argument (it read missing_required_argument: the ninth finding
+        # was dropped at the cap)
+        "a-finding-of-a-new-kind-is-kept-past-the-cap",
+        [
+            ("s1", 1.0, _page_event("whole")),
+            *[("s1", 1.0, _call_event(contract="missing_required_argument"))] * 8,
+            ("s1", 1.0, _call_event(contract="unknown_tool")),
+        ],
+        {A.CATALOG_REASON: "unknown_tool_called"},
+    ),
 )
 
 

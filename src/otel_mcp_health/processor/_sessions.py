@@ -254,10 +254,13 @@ class Session:
         return self.shared.complete if self.inherits and self.shared is not None else None
 
     def add_finding(self, finding: ToolCallCheck) -> None:
-        """Keep a call-time contract finding (bounded)."""
+        """Keep a call-time contract finding (bounded). The first finding of each kind decides
+        (an unknown tool outranks a missing argument), so one of a new kind is kept past the
+        cap: at most :data:`MAX_FINDINGS` plus one per kind."""
         if self.inherits and self.findings_against is not self.inherited:
             self.findings, self.findings_against = (), self.inherited
-        if len(self.findings) < MAX_FINDINGS:
+        new_kind = all(kept.contract != finding.contract for kept in self.findings)
+        if len(self.findings) < MAX_FINDINGS or new_kind:
             self.findings = (*self.findings, finding)
             self.version += 1
 
