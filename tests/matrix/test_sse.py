@@ -115,6 +115,27 @@ async def test_a_refused_sse_connect_is_judged_needs_auth(
     assert opened[0]["attributes"][A.SERVER_ADDRESS] == host
 
 
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [("/nothing-here", 404), ("/github/mcp", 400)],
+    ids=["404-no-such-endpoint", "400-streamable-http-endpoint"],
+)
+async def test_an_sse_connect_refused_with_an_error_status_is_a_transport_error(
+    verdicts: Pipeline, gateway: str, path: str, status: int
+) -> None:
+    """A mistyped SSE URL, or a streamable HTTP endpoint configured as SSE: the connecting GET
+    is answered 404 or 400 and the SDK raises. Before, the connect span carried no verdict."""
+    with anyio.fail_after(30), pytest.raises(Exception):  # noqa: B017, PT011 - the SDK's own
+        async with sse_session(gateway + path):
+            pass
+    (connect,) = ours(verdicts, A.CONNECT_SPAN_NAME)
+    assert connect.get(A.VERDICT) == "transport_error", connect
+    assert connect[A.REASON] == f"http_{status}"
+    assert connect[A.CALL_FIRST_FAILED_LAYER] == "transport"
+    assert connect[A.HTTP_RESPONSE_STATUS_CODE] == status
+    assert connect[A.INCIDENT_ATTEMPT] == 1
+
+
 async def _run_as_the_application(gateway: str) -> tuple[str, type[BaseException]]:
     """What the application sees: a call's text over SSE, and a refused connect's exception."""
     with anyio.fail_after(60):

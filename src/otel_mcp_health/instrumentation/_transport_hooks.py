@@ -188,7 +188,11 @@ def sse_answered(telemetry: Telemetry, exchange: SseExchange, response: Any) -> 
     elif exchange.frame is not None:
         fact = _response_fact(response)
         if fact.status >= 400:
-            _connect_refused(telemetry, exchange, [fact])
+            # sse_client raises for any error status (both SDK lines), and no JSON-RPC answer
+            # follows: the status itself is the transport's failure (a 401 or 403 still passes
+            # the transport and fails authorization; docs/model.md#server-identity).
+            refused = HttpFailure("HTTPStatusError", outcome="http_error", written=True)
+            _connect_refused(telemetry, exchange, [fact, refused])
         else:
             _targets.SSE_FRAMES.append((exchange.frame, _sse_connection(exchange), exchange.client))
 
