@@ -220,9 +220,10 @@ def waiting_for_user(session: Any, record: RequestRecord | None, waiting: bool) 
 # The notification channel: where the session can hear ``list_changed``
 # ----------------------------------------------------------------------------------------------
 # A session hears ``notifications/tools/list_changed`` only while its notification channel is
-# alive (docs/model.md#scope): its own stream while the session is open (stdio, in-process, SSE):
-# only its end while the session is open is recorded (:func:`stream_ended`); over streamable HTTP, the GET stream the SDK attaches in the background after
-# the handshake (it dies with the server process, and the SDK's reconnection then fails); at the
+# alive (docs/model.md#scope): its own stream while the session is open (stdio, in-process, SSE;
+# only its end while the session is open is recorded, :func:`stream_ended`); over streamable
+# HTTP, the GET stream the SDK attaches in the background after the handshake (it dies with the
+# server process, and the SDK's reconnection then fails); at the
 # 2026-07-28 era, a ``subscriptions/listen`` stream that the client opened and the server
 # acknowledged for tool changes (no agent framework opens one). The handshake span names the
 # channel the session needs (``mcp_health.session.notification_channel``); an

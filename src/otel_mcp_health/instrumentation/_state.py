@@ -62,7 +62,6 @@ def cursor_hash(cursor: str) -> str:
     ).hexdigest()[:16]
 
 
-
 #: Duration label sets a session keeps (distinct method, tool and error type combinations).
 _MAX_LABEL_SETS = 256
 #: Open labels of the duration histograms: the common ones (:data:`A.OPEN_LABELS`), the server
