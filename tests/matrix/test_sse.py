@@ -136,6 +136,35 @@ async def test_an_sse_connect_refused_with_an_error_status_is_a_transport_error(
     assert connect[A.INCIDENT_ATTEMPT] == 1
 
 
+async def test_many_sse_sessions_connecting_at_once_are_each_a_network_session(
+    verdicts: Pipeline, gateway: str
+) -> None:
+    """A service that opens an SSE session per request, 64 at once: every session is recognised
+    (before, 15 to 20 of them had no transport, address or target key: their connecting GETs
+    were pushed out of a queue of 16 before their sessions registered)."""
+    sessions = 64
+
+    async def one() -> None:
+        async with sse_session(f"{gateway}/sse") as agent:
+            await agent.call("lookup", {})
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as group:
+            for _ in range(sessions):
+                group.start_soon(one)
+    found = ours(verdicts, "tools/call lookup")
+    assert len(found) == sessions
+    host, port = _host_port(gateway)
+    unrecognised = [
+        c
+        for c in found
+        if (c.get(A.NETWORK_TRANSPORT), c.get(A.SERVER_ADDRESS), c.get(A.SERVER_PORT))
+        != ("tcp", host, port)
+        or A.SERVER_TARGET_KEY not in c
+    ]
+    assert not unrecognised, f"{len(unrecognised)} of {sessions}"
+
+
 async def _run_as_the_application(gateway: str) -> tuple[str, type[BaseException]]:
     """What the application sees: a call's text over SSE, and a refused connect's exception."""
     with anyio.fail_after(60):

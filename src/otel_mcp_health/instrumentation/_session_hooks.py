@@ -51,14 +51,7 @@ def _learn_sse(state: SessionState, dispatcher: Any) -> bool:
     """A session over the write stream ``sse_client`` yielded talks SSE (docs/model.md#scope):
     its connecting GET named the server (``tcp``, address, port, target key), and its HTTP
     client's POSTs carry the session's requests."""
-    pending = _targets.SSE_FRAMES
-    for _ in range(len(pending)):
-        frame, where, client = pending.popleft()
-        written = _targets.stream_state(frame.f_locals.get("write_stream"))
-        if written is None:
-            pending.append((frame, where, client))
-        else:
-            _targets.SSE_STREAMS[written] = (where, client)
+    _targets.claim_sse_frames()
     own = _targets.stream_state(getattr(dispatcher, "_write_stream", None))
     found = _targets.SSE_STREAMS.get(own) if own is not None else None
     if found is None:

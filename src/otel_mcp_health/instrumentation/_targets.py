@@ -107,3 +107,17 @@ SSE_STREAMS: weakref.WeakKeyDictionary[Any, tuple[SseConnection, Any]] = weakref
 #: The HTTP client of an SSE session -> the session's state (its POSTs carry the session's
 #: requests; the client lives as long as the transport).
 SSE_CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def claim_sse_frames() -> None:
+    """Turn each pending ``sse_client`` frame whose write stream exists into a weak entry of
+    :data:`SSE_STREAMS`. Called at every answered connecting GET as well as at every session
+    registration: many SSE sessions connecting at once (a service opening one per request) must
+    never push a frame out of the bounded :data:`SSE_FRAMES` before its session registers."""
+    for _ in range(len(SSE_FRAMES)):
+        frame, where, client = SSE_FRAMES.popleft()
+        written = stream_state(frame.f_locals.get("write_stream"))
+        if written is None:
+            SSE_FRAMES.append((frame, where, client))  # its streams come right after the GET
+        else:
+            SSE_STREAMS[written] = (where, client)

@@ -194,6 +194,7 @@ def sse_answered(telemetry: Telemetry, exchange: SseExchange, response: Any) -> 
             refused = HttpFailure("HTTPStatusError", outcome="http_error", written=True)
             _connect_refused(telemetry, exchange, [fact, refused])
         else:
+            _targets.claim_sse_frames()  # the earlier GETs' streams exist by now: room for this
             _targets.SSE_FRAMES.append((exchange.frame, _sse_connection(exchange), exchange.client))
 
 
