@@ -11,8 +11,10 @@ no address, authorization ``not_applicable``, and a refused connect exported no 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import anyio
@@ -134,6 +136,41 @@ async def test_an_sse_connect_refused_with_an_error_status_is_a_transport_error(
     assert connect[A.CALL_FIRST_FAILED_LAYER] == "transport"
     assert connect[A.HTTP_RESPONSE_STATUS_CODE] == status
     assert connect[A.INCIDENT_ATTEMPT] == 1
+
+
+class _LoginPage(BaseHTTPRequestHandler):
+    """What an SSO proxy in front of an SSE server answers: 200 with an HTML login page."""
+
+    def do_GET(self) -> None:
+        body = b"<html>sign in</html>"
+        self.send_response(200)
+        self.send_header("content-type", "text/html")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+async def test_an_sse_connect_answered_with_a_page_is_a_transport_error(
+    verdicts: Pipeline,
+) -> None:
+    """A 200 that is no event stream: sse_client raises SSEError and no session follows. Before,
+    no span at all: the failed connect was invisible."""
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), _LoginPage)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        with anyio.fail_after(30), pytest.raises(Exception):  # noqa: B017, PT011 - the SDK's own
+            async with sse_session(f"http://127.0.0.1:{proxy.server_address[1]}/sse"):
+                pass
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    (connect,) = ours(verdicts, A.CONNECT_SPAN_NAME)
+    assert connect.get(A.VERDICT) == "transport_error", connect
+    assert connect[A.HTTP_RESPONSE_STATUS_CODE] == 200
+    assert connect[A.CALL_FIRST_FAILED_LAYER] == "transport"
 
 
 async def test_many_sse_sessions_connecting_at_once_are_each_a_network_session(

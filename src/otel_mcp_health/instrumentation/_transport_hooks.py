@@ -193,9 +193,18 @@ def sse_answered(telemetry: Telemetry, exchange: SseExchange, response: Any) -> 
             # the transport and fails authorization; docs/model.md#server-identity).
             refused = HttpFailure("HTTPStatusError", outcome="http_error", written=True)
             _connect_refused(telemetry, exchange, [fact, refused])
+        elif fact.status < 300 and not _is_event_stream(response):
+            # A 2xx that is no event stream (an SSO proxy's login page): sse_client raises
+            # SSEError on both SDK lines, and no session follows.
+            refused = HttpFailure("SSEError", outcome="http_error", written=True)
+            _connect_refused(telemetry, exchange, [fact, refused])
         else:
             _targets.claim_sse_frames()  # the earlier GETs' streams exist by now: room for this
             _targets.SSE_FRAMES.append((exchange.frame, _sse_connection(exchange), exchange.client))
+
+
+def _is_event_stream(response: Any) -> bool:
+    return "text/event-stream" in str(response.headers.get("content-type", "")).lower()
 
 
 def sse_failed(telemetry: Telemetry, exchange: SseExchange, exc: BaseException) -> None:
