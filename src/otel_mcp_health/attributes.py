@@ -197,7 +197,8 @@ SESSION_END_SPAN_NAME: Final = "mcp_health.session.end"
 
 # SSE connect refused: a CLIENT span (its own ``SESSION_KEY``, the connection and the HTTP
 # evidence of the connecting GET) for an SSE server that refused the GET before any session or
-# handshake existed (401/403, an error status, a transport failure). Judged like a handshake.
+# handshake existed (401/403, an error status, an answer that is no event stream, a transport
+# failure). Judged like a handshake.
 CONNECT_SPAN_NAME: Final = "mcp_health.connect"
 
 # Notification channel: an INTERNAL span (``SESSION_KEY``, ``SESSION_NOTIFICATION_CHANNEL``,
