@@ -139,9 +139,16 @@ async def test_an_sse_connect_refused_with_an_error_status_is_a_transport_error(
 
 
 class _LoginPage(BaseHTTPRequestHandler):
-    """What an SSO proxy in front of an SSE server answers: 200 with an HTML login page."""
+    """What an SSO proxy in front of an SSE server answers: 200 with an HTML login page, or
+    (``/redirect``) a 302 to a login page on another origin, which the SDK does not follow."""
 
     def do_GET(self) -> None:
+        if self.path.startswith("/redirect"):
+            self.send_response(302)
+            self.send_header("location", "http://127.0.0.2:1/login")
+            self.send_header("content-length", "0")
+            self.end_headers()
+            return
         body = b"<html>sign in</html>"
         self.send_response(200)
         self.send_header("content-type", "text/html")
@@ -153,24 +160,44 @@ class _LoginPage(BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.parametrize(
+    ("path", "reasons"),
+    [("/sse", {"http_200"}), ("/redirect", {"http_302", "connection_refused"})],
+)
 async def test_an_sse_connect_answered_with_a_page_is_a_transport_error(
-    verdicts: Pipeline,
+    verdicts: Pipeline, path: str, reasons: set[str]
 ) -> None:
-    """A 200 that is no event stream: sse_client raises SSEError and no session follows. Before,
-    no span at all: the failed connect was invisible."""
+    """A 200 that is no event stream (sse_client raises SSEError), or a redirect to another
+    origin (not followed: HTTPStatusError; SDKs older than the same-origin rule follow it, to a
+    closed port here), and no session follows. Before, no span at all: the failed connect was
+    invisible."""
     proxy = ThreadingHTTPServer(("127.0.0.1", 0), _LoginPage)
     threading.Thread(target=proxy.serve_forever, daemon=True).start()
     try:
         with anyio.fail_after(30), pytest.raises(Exception):  # noqa: B017, PT011 - the SDK's own
-            async with sse_session(f"http://127.0.0.1:{proxy.server_address[1]}/sse"):
+            async with sse_session(f"http://127.0.0.1:{proxy.server_address[1]}{path}"):
                 pass
     finally:
         proxy.shutdown()
         proxy.server_close()
     (connect,) = ours(verdicts, A.CONNECT_SPAN_NAME)
     assert connect.get(A.VERDICT) == "transport_error", connect
-    assert connect[A.HTTP_RESPONSE_STATUS_CODE] == 200
+    assert connect[A.REASON] in reasons
     assert connect[A.CALL_FIRST_FAILED_LAYER] == "transport"
+
+
+async def test_a_followed_sse_redirect_is_one_network_session(
+    verdicts: Pipeline, gateway: str
+) -> None:
+    """``/sse/`` is redirected (307) to ``/sse`` on the same origin, which the SDK follows: one
+    session of the server, and no refused connect."""
+    with anyio.fail_after(60):
+        async with sse_session(f"{gateway}/sse/") as agent:
+            await agent.call("lookup", {})
+    (call,) = ours(verdicts, "tools/call lookup")
+    assert call[A.NETWORK_TRANSPORT] == "tcp", call
+    assert A.SERVER_TARGET_KEY in call
+    assert not ours(verdicts, A.CONNECT_SPAN_NAME)
 
 
 async def test_many_sse_sessions_connecting_at_once_are_each_a_network_session(

@@ -187,7 +187,9 @@ def sse_answered(telemetry: Telemetry, exchange: SseExchange, response: Any) -> 
         on_http_response(exchange.record, response)
     elif exchange.frame is not None:
         fact = _response_fact(response)
-        if fact.status >= 400:
+        if 300 <= fact.status < 400 and _followed(response):
+            return  # the GET to where it points comes next, from the same sse_client
+        if fact.status >= 300:
             # sse_client raises for any error status (both SDK lines), and no JSON-RPC answer
             # follows: the status itself is the transport's failure (a 401 or 403 still passes
             # the transport and fails authorization; docs/model.md#server-identity).
@@ -201,6 +203,17 @@ def sse_answered(telemetry: Telemetry, exchange: SseExchange, response: Any) -> 
         else:
             _targets.claim_sse_frames()  # the earlier GETs' streams exist by now: room for this
             _targets.SSE_FRAMES.append((exchange.frame, _sse_connection(exchange), exchange.client))
+
+
+def _followed(response: Any) -> bool:
+    """Will ``sse_client`` follow this redirect? The SDK's own rule where it has one (same
+    origin, same method: ``next_request_within_origin``); older SDKs let the HTTP client follow
+    redirects itself, so a redirect it hands back is final."""
+    try:
+        from mcp.shared._httpx_utils import next_request_within_origin
+    except ImportError:
+        return False
+    return next_request_within_origin(response) is not None
 
 
 def _is_event_stream(response: Any) -> bool:
