@@ -79,10 +79,17 @@ def _otel_floor() -> list[str]:
     return pins
 
 
-def _cell(session: nox.Session, pins: list[str], paths: list[str]) -> None:
+def _cell(
+    session: nox.Session, pins: list[str], paths: list[str], required: tuple[str, ...] = ()
+) -> None:
+    """``required``: the framework modules the cell exists for (tests/matrix/conftest.py fails
+    the cell if one collects no test)."""
     session.install("-e", ".[testkit]", *pins)
     session.run("python", "-c", _VERSIONS)
-    env = {"MCP_HEALTH_SERVER_PYTHON": _server_python()}
+    env = {
+        "MCP_HEALTH_SERVER_PYTHON": _server_python(),
+        "MCP_HEALTH_REQUIRED_FRAMEWORKS": ",".join(required),
+    }
     session.run("pytest", "-q", "-p", "no:cacheprovider", *paths, *session.posargs, env=env)
 
 
@@ -98,7 +105,8 @@ def mcp_latest_1x(session: nox.Session) -> None:
     """The latest mcp 1.x, the latest FastMCP on 1.x and LangChain's agents (langchain-mcp-adapters
     pins mcp < 2; its agent loop is langgraph's)."""
     langchain = ["langchain-mcp-adapters == 0.3.2", "langgraph == 1.2.24"]
-    _cell(session, ["mcp == 1.30.0", "fastmcp == 3.4.11", *langchain], TABLES)
+    pins = ["mcp == 1.30.0", "fastmcp == 3.4.11", *langchain]
+    _cell(session, pins, TABLES, ("test_langchain_default.py",))
 
 
 @nox.session(python=PYTHON)
@@ -143,7 +151,7 @@ def _framework_cell(name: str, pins: list[str]) -> None:
     module = f"tests/matrix/test_framework_{name.removesuffix('_1x')}.py"
 
     def cell(session: nox.Session) -> None:
-        _cell(session, pins, [module])
+        _cell(session, pins, [module], (Path(module).name,))
 
     cell.__doc__ = f"The {name.replace('_', '-')} agent loop on its newest release."
     nox.session(python=PYTHON, name=f"framework_{name}")(cell)
