@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Provision what the pipeline tests and `make pipeline` need, idempotently (a second run only
-# checks): Prometheus and Alertmanager (Debian packages), the OpenTelemetry Collector Builder,
+# checks): Prometheus, Alertmanager and valgrind (the cost gate's; Debian packages), the OpenTelemetry Collector Builder,
 # the bundled collector (collector/build.sh, cached by manifest + builder + Go version) and the
 # dashboard type-check tooling (npm ci in dashboards/). Prints the wall time of each stage.
 set -euo pipefail
@@ -25,14 +25,14 @@ as_root() {
 
 debian_packages() {
   local missing=0 tool
-  for tool in prometheus promtool prometheus-alertmanager amtool; do
+  for tool in prometheus promtool prometheus-alertmanager amtool valgrind; do
     command -v "$tool" >/dev/null || missing=1
   done
   [ "$missing" -eq 0 ] && return 0
   command -v apt-get >/dev/null || { echo "provision: install Prometheus and Alertmanager (no apt-get here)" >&2; return 1; }
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    prometheus prometheus-alertmanager >/dev/null
+    prometheus prometheus-alertmanager valgrind >/dev/null
 }
 
 ocb_builder() {
