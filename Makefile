@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SEEDS  := tests/fixtures/seeds
 
-.PHONY: setup demo replay check coverage cost cost-baseline test matrix lint format bench bench-instructions bench-publish clean provision provision-check pipeline
+.PHONY: example prerequisites setup demo replay check coverage cost cost-baseline test matrix lint format bench bench-instructions bench-publish clean provision provision-check pipeline
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,13 +20,21 @@ setup: $(STAMP)
 demo: $(STAMP)
 	@$(BIN)/otel-mcp-health demo
 
+## One example agent of examples/ run zero-code, with the verdicts its spans carry:
+## make example NAME=plain_session (or langchain_agent, pydantic_ai_agent, openai_agents_agent;
+## a framework's example runs in that framework's nox venv, created once when missing;
+## EXAMPLE_ARGS=--otlp also sends the spans to the collector at OTEL_EXPORTER_OTLP_ENDPOINT).
+NAME ?= plain_session
+example: $(STAMP)
+	@$(BIN)/python examples/run.py $(NAME) $(EXAMPLE_ARGS)
+
 ## The offline classifier on the seed fixtures: every verdict plus seed 003's two rates.
 replay: $(STAMP)
 	@$(BIN)/otel-mcp-health classify $(SEEDS)/seed000_catalog.jsonl \
 	  $(SEEDS)/seed002_sessions.jsonl $(SEEDS)/seed003_calls.jsonl --summary; \
 	  rc=$$?; [ $$rc -le 1 ] || exit $$rc
 
-## The fast gate, no provisioning (under a minute): lint, format check, strict typing, then the
+## The fast gate, no provisioning (about 65 s on 2 idle cores, README.md#development): lint, format check, strict typing, then the
 ## unit, processor and architecture tests but the two 100,000-session ones (marker `slow`).
 CHECK_TESTS := tests/unit tests/processor tests/test_architecture.py
 check: lint
@@ -49,7 +57,7 @@ cost-baseline: $(STAMP)
 ## The whole suite: lint, format check, strict typing, then every test once, under the coverage
 ## gate (the pipeline tests need the provisioned collector, Prometheus, Alertmanager and dashboard
 ## tooling), the matrix, then the cost gate (its mcp 1.x venv is the matrix's).
-test: lint provision provision-check
+test: prerequisites lint provision provision-check
 	$(MAKE) --no-print-directory coverage
 	$(BIN)/nox
 	$(MAKE) --no-print-directory cost
@@ -61,8 +69,14 @@ test: lint provision provision-check
 matrix: $(STAMP)
 	$(BIN)/nox
 
-## Install/build what the pipeline needs (idempotent; apt-get needs root): Prometheus,
-## Alertmanager, the collector builder, the bundled collector (cached), the dashboard tooling.
+## What make test needs (Python >= 3.11 with venv, Go, root or sudo for apt-get when Prometheus,
+## Alertmanager, node or npm are missing, disk): checked first, one clear line when one is missing.
+prerequisites:
+	@PYTHON=$(PYTHON) scripts/check-prerequisites.sh
+
+## Install/build what the pipeline needs (idempotent; apt-get needs root or sudo): Prometheus,
+## Alertmanager, Node.js and npm when missing, the collector builder, the bundled collector
+## (cached), the dashboard tooling.
 provision:
 	scripts/provision-pipeline.sh
 
@@ -78,13 +92,13 @@ provision-check: $(STAMP)
 	@PYTHON=$(BIN)/python scripts/provision-check.sh
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks noxfile.py
-	$(BIN)/ruff format --check src tests benchmarks noxfile.py
+	$(BIN)/ruff check src tests benchmarks examples noxfile.py
+	$(BIN)/ruff format --check src tests benchmarks examples noxfile.py
 	$(BIN)/mypy
 
 format: $(STAMP)
-	$(BIN)/ruff check --fix src tests benchmarks noxfile.py
-	$(BIN)/ruff format src tests benchmarks noxfile.py
+	$(BIN)/ruff check --fix src tests benchmarks examples noxfile.py
+	$(BIN)/ruff format src tests benchmarks examples noxfile.py
 
 ## Benchmarks: ratios against a baseline measured in the same run (~7 min on 2 cores, plus the
 ## peer benchmark, bench_peers.py: ~6 min, ~6 more the first time for its venvs, cached in

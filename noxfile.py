@@ -35,6 +35,9 @@ nox.options.sessions = ["mcp_oldest_1x", "mcp_latest_1x", "mcp_oldest_2x", "wrap
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 #: The scenario tables every cell runs.
 TABLES = ["tests/matrix"]
+#: The runnable examples (``examples/``, run by ``tests/examples``): the cells that install a
+#: framework with an example run it there, with the plain ``ClientSession`` one on their mcp line.
+EXAMPLES = "tests/examples"
 #: The 2.x scenario modules (real servers, every transport and failure, processor, verifiers,
 #: outcomes), on the 2.x cells besides the newest.
 SCENARIOS_2X = [
@@ -106,7 +109,7 @@ def mcp_latest_1x(session: nox.Session) -> None:
     pins mcp < 2; its agent loop is langgraph's)."""
     langchain = ["langchain-mcp-adapters == 0.3.2", "langgraph == 1.2.24"]
     pins = ["mcp == 1.30.0", "fastmcp == 3.4.11", *langchain]
-    _cell(session, pins, TABLES, ("test_langchain_default.py",))
+    _cell(session, pins, [*TABLES, EXAMPLES], ("test_langchain_default.py",))
 
 
 @nox.session(python=PYTHON)
@@ -147,11 +150,15 @@ FRAMEWORK_CELLS: dict[str, list[str]] = {
 }
 
 
+EXAMPLE_CELLS = {"pydantic_ai", "openai_agents"}
+
+
 def _framework_cell(name: str, pins: list[str]) -> None:
     module = f"tests/matrix/test_framework_{name.removesuffix('_1x')}.py"
+    paths = [module, EXAMPLES] if name in EXAMPLE_CELLS else [module]
 
     def cell(session: nox.Session) -> None:
-        _cell(session, pins, [module], (Path(module).name,))
+        _cell(session, pins, paths, (Path(module).name,))
 
     cell.__doc__ = f"The {name.replace('_', '-')} agent loop on its newest release."
     nox.session(python=PYTHON, name=f"framework_{name}")(cell)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Provision what the pipeline tests and `make pipeline` need, idempotently (a second run only
-# checks): Prometheus, Alertmanager and valgrind (the cost gate's; Debian packages), the OpenTelemetry Collector Builder,
-# the bundled collector (collector/build.sh, cached by manifest + builder + Go version) and the
-# dashboard type-check tooling (npm ci in dashboards/). Prints the wall time of each stage.
+# checks): Prometheus, Alertmanager, valgrind (the cost gate's), Node.js and npm (Debian
+# packages, only the missing ones), the OpenTelemetry Collector Builder, the bundled collector
+# (collector/build.sh, cached by manifest + builder + Go version) and the dashboard type-check
+# tooling (npm ci in dashboards/). Prints the wall time of each stage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OCB_VERSION=v0.161.0
@@ -23,16 +24,20 @@ as_root() {
     echo "provision: '$*' needs root" >&2; return 1; fi
 }
 
+# Only the packages whose tools are missing. Node.js and npm are installed here, not only by
+# provision-check.sh: make test runs this script first and its dashboard stage needs npm.
 debian_packages() {
-  local missing=0 tool
-  for tool in prometheus promtool prometheus-alertmanager amtool valgrind; do
-    command -v "$tool" >/dev/null || missing=1
-  done
-  [ "$missing" -eq 0 ] && return 0
-  command -v apt-get >/dev/null || { echo "provision: install Prometheus and Alertmanager (no apt-get here)" >&2; return 1; }
+  local packages=()
+  { command -v prometheus && command -v promtool; } >/dev/null || packages+=(prometheus)
+  { command -v prometheus-alertmanager && command -v amtool; } >/dev/null ||
+    packages+=(prometheus-alertmanager)
+  { command -v node && command -v npm; } >/dev/null || packages+=(nodejs npm)
+  command -v valgrind >/dev/null || packages+=(valgrind)
+  [ "${#packages[@]}" -eq 0 ] && return 0
+  command -v apt-get >/dev/null || { echo "provision: install ${packages[*]} (no apt-get here)" >&2; return 1; }
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    prometheus prometheus-alertmanager valgrind >/dev/null
+    "${packages[@]}" >/dev/null
 }
 
 ocb_builder() {

@@ -76,14 +76,25 @@ SESSION_CAPABILITY_TOOLS_LIST_CHANGED: Final = "mcp_health.session.capability.to
 #: fallback handshake: one connection attempt, judged on the handshake that superseded the probe
 #: (docs/model.md#handshake); the probe gets no verdict and opens no incident.
 SESSION_SUPERSEDED: Final = "mcp_health.session.superseded"
-#: Also on the judged copy of a ``tools/call`` span whose session has no ``server.address``
-#: (stdio, in-process), so span metrics tell servers apart.
+#: The handshake's server name: with ``server.address`` and ``server.port`` the server's exported
+#: label (docs/model.md#server-identity), on every span of the session once known and on the
+#: metrics (also on a judged call whose span lacked it).
 SERVER_NAME: Final = "mcp_health.server.name"
 SERVER_VERSION: Final = "mcp_health.server.version"
-#: Process-local keyed hash (16 hex digits) of the transport target: the stdio command line, or the
-#: URL without its query. With the server name and version it names the server whose catalog the
-#: sessions share (docs/model.md#scope); the target itself never leaves the process.
+#: Process-local keyed hash (16 hex digits, a per-process key) of the transport target: the URL's
+#: scheme, host, port, path and query; the stdio command line, environment and working directory;
+#: the in-process server object. On every span of the session once known; with the server name
+#: and version it is the server's identity (catalogs, incidents, retry budgets;
+#: docs/model.md#server-identity). The target itself never leaves the process.
 SERVER_TARGET_KEY: Final = "mcp_health.server.target_key"
+#: Where the session hears ``notifications/tools/list_changed`` (docs/model.md#scope): ``session``
+#: (its own stream while it is open: stdio, in-process, SSE), ``http_get_stream`` (streamable
+#: HTTP: the GET stream the SDK attaches after the handshake) or ``listen_stream`` (2026-07-28
+#: era: a ``subscriptions/listen`` stream the client opens). Also on ``mcp_health.channel`` spans.
+SESSION_NOTIFICATION_CHANNEL: Final = "mcp_health.session.notification_channel"
+CHANNEL_SESSION: Final = "session"
+CHANNEL_HTTP_GET_STREAM: Final = "http_get_stream"
+CHANNEL_LISTEN_STREAM: Final = "listen_stream"
 
 # ``tools/list`` page spans
 CATALOG_PAGE_INDEX: Final = "mcp_health.catalog.page.index"
@@ -106,6 +117,12 @@ INSTALL_SPAN_NAME: Final = "mcp_health.install"
 CATALOG_CLIENT_DIGEST: Final = "mcp_health.catalog.client_digest"
 CATALOG_CLIENT_SOURCE: Final = "mcp_health.catalog.client_source"
 CATALOG_CLIENT_TOOL_COUNT: Final = "mcp_health.catalog.client_tool_count"
+#: The install compared tool by tool with the discovery whose digest and size are on the same span
+#: (``mcp_health.catalog.digest``, ``mcp_health.catalog.tool_count``): the installed tools whose
+#: definition differs from the discovered one of that name, and those the discovery does not list
+#: (names only, at most 16, docs/model.md#catalog).
+CATALOG_INSTALL_CHANGED: Final = "mcp_health.catalog.install.changed_tools"
+CATALOG_INSTALL_UNLISTED: Final = "mcp_health.catalog.install.unlisted_tools"
 
 # ``tools/call`` spans: per-layer evidence
 TRANSPORT_OUTCOME: Final = "mcp_health.transport.outcome"
@@ -177,6 +194,17 @@ RECONCILE_SPAN_NAME: Final = "mcp_health.reconcile"
 # Session end: an INTERNAL span (``SESSION_KEY`` set) that tells the processor to release the
 # session's state at once instead of waiting for idle expiry.
 SESSION_END_SPAN_NAME: Final = "mcp_health.session.end"
+
+# SSE connect refused: a CLIENT span (its own ``SESSION_KEY``, the connection and the HTTP
+# evidence of the connecting GET) for an SSE server that refused the GET before any session or
+# handshake existed (401/403, an error status, a transport failure). Judged like a handshake.
+CONNECT_SPAN_NAME: Final = "mcp_health.connect"
+
+# Notification channel: an INTERNAL span (``SESSION_KEY``, ``SESSION_NOTIFICATION_CHANNEL``,
+# ``CHANNEL_OPEN``) each time a session's GET stream or ``subscriptions/listen`` stream attaches
+# (``true``) or ends (``false``): only a session whose channel is alive hears ``list_changed``.
+CHANNEL_SPAN_NAME: Final = "mcp_health.channel"
+CHANNEL_OPEN: Final = "mcp_health.channel.open"
 
 # --------------------------------------------------------------------------------------------
 # Verdicts derived by the span processor (docs/model.md)

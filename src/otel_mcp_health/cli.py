@@ -30,12 +30,14 @@ on standard error and yields no verdict; the other lines are still classified.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
+from otel_mcp_health._pipes import QuietPipe
 from otel_mcp_health.core.calls import CallResult, rates
 from otel_mcp_health.core.catalog import CATALOG_RULES
 from otel_mcp_health.core.contract import VERDICT_RULES
@@ -46,6 +48,7 @@ from otel_mcp_health.core.records import EvidenceError, parse_lines
 from otel_mcp_health.core.report import expectation_mismatches, judge
 from otel_mcp_health.core.rules import render_table
 from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION, GREEN
+from otel_mcp_health.version import __version__
 
 EXIT_GREEN = 0
 EXIT_NOT_GREEN = 1
@@ -273,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="otel-mcp-health",
         description="Judge MCP agent health evidence: verdicts, not just liveness.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     classify = sub.add_parser("classify", help="classify evidence records (JSON Lines)")
     classify.add_argument("files", nargs="+", metavar="FILE", help="evidence file, - for stdin")
@@ -305,9 +309,23 @@ def build_parser() -> argparse.ArgumentParser:
 def main(
     argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
-    """Run the CLI; returns the exit code instead of exiting (``__main__`` exits)."""
-    out = out or sys.stdout
-    err = err or sys.stderr
+    """Run the CLI; returns the exit code instead of exiting (``__main__`` exits).
+
+    On the process's own standard streams, a reader that stops reading (``| head``) ends that
+    output quietly and the exit code still says what was judged (:mod:`._pipes`)."""
+    if out is None:
+        out = cast("TextIO", QuietPipe(sys.stdout))
+        err = err or cast("TextIO", QuietPipe(sys.stderr))
+        # argparse writes --help and --version to sys.stdout, usage errors to sys.stderr.
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = _run(argv, out, err)
+        out.flush()  # the last EPIPE surfaces here, not in the interpreter's exit flush
+        err.flush()
+        return code
+    return _run(argv, out, err or sys.stderr)
+
+
+def _run(argv: Sequence[str] | None, out: TextIO, err: TextIO) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

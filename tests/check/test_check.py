@@ -89,6 +89,7 @@ def test_json_shape_of_a_healthy_call_on_the_typescript_reference_server(
         },
         "outcomeMethod": "not_required",
         "catalogVerdict": "converged",
+        "listed": True,
     }
     assert (report["verdict"], report["nextAction"]) == ("healthy", "none")
     assert report["timedOut"] is False
@@ -196,7 +197,9 @@ def test_http_verifier(http_base: str) -> None:
         "--call",
         "lookup",
         "--verify-http",
-        f"{http_base}/down:503",
+        f"{http_base}/down",
+        "--verify-status",
+        "503",
     )
     assert result.code == 0, result.out
     assert result.json()["call"]["outcomeMethod"] == "http_status"
@@ -396,6 +399,10 @@ def test_human_output_for_a_person_on_call(http_base: str) -> None:
         (["--timeout", "0", "--", "x"], "--timeout expects a positive number"),
         (["--max-pages", "0", "--", "x"], "--max-pages"),
         (["--call", "t", "--verify-http", "ftp://x", "--", "x"], "--verify-http expects"),
+        (["--call", "t", "--verify-http", "http://h:99999/", "--", "x"], "--verify-http expects"),
+        (["--call", "t", "--verify-http", "http://h/x:404", "--", "x"], "--verify-status STATUS"),
+        (["--call", "t", "--verify-status", "404", "--", "x"], "applies to --verify-http only"),
+        (["--call", "t", "--verify-http", "http://h/", "--verify-status", "7", "--", "x"], "100"),
     ],
 )
 def test_usage_errors_exit_2(argv: list[str], message: str) -> None:

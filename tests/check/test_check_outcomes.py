@@ -15,23 +15,24 @@ import pytest
 from tests.check.check_servers import CANARY_ARG
 from tests.check.check_support import check, stdio
 
+#: The file's directory is literal (written in by ``_policy``); the argument names the file.
 POLICY = """
 [[outcome]]
 tool = "write_*"
 verify = "file"
-path = "{path}"
+path = "{{dir}}/{name}"
 """
 
 
 def _policy(tmp_path: Path, text: str = POLICY) -> str:
     path = tmp_path / "outcomes.toml"
-    path.write_text(text, encoding="utf-8")
+    path.write_text(text.replace("{{dir}}", str(tmp_path)), encoding="utf-8")
     return str(path)
 
 
 def _call(tmp_path: Path, tool: str, *options: str) -> tuple[int, dict[str, object]]:
     target = tmp_path / f"{tool}-{CANARY_ARG}.txt"
-    arguments = json.dumps({"path": str(target), "content": CANARY_ARG})
+    arguments = json.dumps({"path": str(target), "name": target.name, "content": CANARY_ARG})
     result = check("--json", "--call", tool, "--args", arguments, *options, *stdio("healthy"))
     assert CANARY_ARG not in result.out + result.err
     return result.code, result.json()
@@ -54,7 +55,7 @@ def test_a_tool_the_policy_does_not_list_is_unverified(tmp_path: Path) -> None:
 
 
 def test_a_missing_argument_is_inconclusive(tmp_path: Path) -> None:
-    text = POLICY.replace("{path}", "{file}")
+    text = POLICY.replace("{name}", "{file}")
     code, report = _call(tmp_path, "write_file", "--outcomes", _policy(tmp_path, text))
     assert code == 1
     assert (report["verdict"], report["reason"]) == ("unverified", "verifier_inconclusive")

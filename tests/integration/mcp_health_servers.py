@@ -157,7 +157,8 @@ async def on_call_tool(
         return types.CallToolResult(
             content=_text("{}"), structured_content={"count": CANARY_RESULT}
         )
-    if name == "lookup":
+    if name == "lookup":  # read-only; slow when asked to (a read-only call that times out)
+        await anyio.sleep(float(arguments.get("seconds", 0)))
         return types.CallToolResult(content=_text(f"found {CANARY_RESULT}"))
     raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {name}")
 
@@ -209,9 +210,10 @@ async def _authz(request: Request) -> PlainTextResponse:
 
 
 @asynccontextmanager
-async def serve_http(server: Server[Any]) -> AsyncIterator[str]:
-    """Serve ``server`` at ``http://127.0.0.1:<port>/mcp``, plus the failure routes."""
-    port = _free_port()
+async def serve_http(server: Server[Any], port: int | None = None) -> AsyncIterator[str]:
+    """Serve ``server`` at ``http://127.0.0.1:<port>/mcp`` (a free port unless given), plus the
+    failure routes."""
+    port = port or _free_port()
     app = server.streamable_http_app(
         host="127.0.0.1",
         custom_starlette_routes=[

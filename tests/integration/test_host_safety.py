@@ -38,6 +38,7 @@ from otel_mcp_health.instrumentation import (
     _catalog_hooks,
     _dispatch_wrappers,
     _http,
+    _listen_wrappers,
     _state,
     _v1_wrappers,
     _wrappers,
@@ -48,7 +49,7 @@ from otel_mcp_health.package import _instruments
 pytestmark = pytest.mark.anyio
 
 #: The modules whose functions wrap the SDK (the shell), and the one that holds its data.
-WRAPPER_MODULES = (_wrappers, _dispatch_wrappers, _v1_wrappers, _http)
+WRAPPER_MODULES = (_wrappers, _dispatch_wrappers, _v1_wrappers, _http, _listen_wrappers)
 _SHELL = {module.__name__ for module in WRAPPER_MODULES} | {_state.__name__}
 _PACKAGE = "otel_mcp_health"
 
@@ -269,6 +270,15 @@ async def test_forced_failures_change_nothing(
             "reconcile",  # public API only (report_reconciliation)
             "argument_digest",  # called from inside the retry check
             "receipt_attributes",  # called when a receipt arrives (no verifier runs here)
+            "channel_of",  # called from inside on_result
+            "get_attempt",  # on a GET stream that get_stream found
+            "get_answered",  # on a GET stream that get_stream found
+            "channel_closed",  # on a GET stream that get_stream found
+            "listen_route",  # no scenario opens a subscriptions/listen stream
+            "listen_acknowledged",  # idem
+            "listen_settled",  # idem
+            "sse_answered",  # no scenario here talks SSE (tests/matrix/test_sse.py breaks them)
+            "sse_failed",  # idem
         }
     )
     assert set(calls) >= expected, expected - set(calls)

@@ -78,6 +78,7 @@ async def test_http_session(
         A.TRANSPORT_OUTCOME: str,
         A.TRANSPORT_REQUEST_WRITTEN: bool,
         A.ERROR_TYPE: str,
+        **dict.fromkeys((A.SERVER_NAME, A.SERVER_TARGET_KEY), str),
         **({A.MCP_SESSION_ID: str} if era == "initialize" else {}),
     }
     if era == "initialize":  # stateful legacy sessions get a server-issued id

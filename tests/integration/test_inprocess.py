@@ -114,6 +114,7 @@ async def test_two_page_catalog(captured: Captured, mode: str, era: str, version
         A.TRANSPORT_OUTCOME: str,
         A.TRANSPORT_REQUEST_WRITTEN: bool,
         A.JSONRPC_REQUEST_ID: str,
+        **dict.fromkeys((A.SERVER_NAME, A.SERVER_TARGET_KEY), str),
     }
     assert second.name == "tools/list"
     assert second.kind is SpanKind.CLIENT
@@ -134,13 +135,18 @@ async def test_each_page_is_digested_once_and_the_catalog_once_per_traversal(
     """A page costs one digest of its own tools; the catalog's digest is computed once, on the
     last page, and not at all when the traversal had one page (it is that page's digest)."""
     digested: list[int] = []
-    real = _catalog_hooks.digest_tools
+    real, real_both = _catalog_hooks.digest_tools, _catalog_hooks.digests
 
     def counting(tools: list[Any]) -> str:
         digested.append(len(tools))
         return real(tools)
 
+    def counting_both(tools: list[Any]) -> tuple[str, dict[str, str]]:
+        digested.append(len(tools))  # the catalog's digest and its per-tool digests, one pass
+        return real_both(tools)
+
     monkeypatch.setattr(_catalog_hooks, "digest_tools", counting)
+    monkeypatch.setattr(_catalog_hooks, "digests", counting_both)
     async with Client(build_server(), mode="legacy") as client:
         await _discover(client)
     assert digested == [len(PAGE1), len(PAGE2), len(ALL_TOOLS)]
@@ -186,6 +192,7 @@ async def test_tool_call_outcomes(captured: Captured, mode: str, era: str, versi
         A.TRANSPORT_OUTCOME: str,
         A.TRANSPORT_REQUEST_WRITTEN: bool,
         A.JSONRPC_REQUEST_ID: str,
+        **dict.fromkeys((A.SERVER_NAME, A.SERVER_TARGET_KEY), str),
     }
     assert attrs[A.GEN_AI_OPERATION_NAME] == "execute_tool"
     assert attrs[A.CALL_CONTRACT] == A.CONTRACT_OK
@@ -347,7 +354,9 @@ async def test_record_installed_tools(captured: Captured) -> None:
     assert first.kind is SpanKind.INTERNAL
     assert dict(first.attributes or {}) == {
         A.SESSION_KEY: key,
-        # the install names its server as the handshake did (in-process: no transport target)
+        # the install names its server as the handshake did (in-process: the server object's
+        # keyed token, docs/model.md#scope)
+        A.SERVER_TARGET_KEY: handshake[A.SERVER_TARGET_KEY],
         A.SERVER_NAME: handshake[A.SERVER_NAME],
         A.SERVER_VERSION: handshake[A.SERVER_VERSION],
         A.CATALOG_CLIENT_DIGEST: digest_tools(_wire(PAGE1)),
@@ -372,12 +381,16 @@ async def test_metrics(captured: Captured) -> None:
         A.ERROR_TYPE: "tool_error",
         A.GEN_AI_TOOL_NAME: "fail",
         A.GEN_AI_OPERATION_NAME: "execute_tool",
+        A.SERVER_NAME: "health-test-server",
     }
     assert list(call["explicit_bounds"]) == [float(b) for b in A.DURATION_BUCKETS]
     sessions = captured.metric_points(A.METRIC_MCP_CLIENT_SESSION_DURATION)
     assert len(sessions) == 1
     assert sessions[0]["count"] == 1
-    assert sessions[0]["attributes"] == {A.MCP_PROTOCOL_VERSION: "2025-11-25"}
+    assert sessions[0]["attributes"] == {
+        A.MCP_PROTOCOL_VERSION: "2025-11-25",
+        A.SERVER_NAME: "health-test-server",
+    }
 
 
 async def test_plain_client_session_over_streams(captured: Captured) -> None:

@@ -22,6 +22,7 @@ from tests.support.processor_helpers import Pipeline, instrumenting
 #: of noxfile.py; langchain-mcp-adapters pins ``mcp < 2``): test module -> import it needs.
 FRAMEWORK_TESTS = {
     "test_langchain_default.py": "langchain_mcp_adapters",
+    "test_langchain_sse.py": "langchain_mcp_adapters",
     "test_framework_pydantic_ai.py": "pydantic_ai",
     "test_framework_llama_index.py": "llama_index",
     "test_framework_google_adk.py": "google.adk",

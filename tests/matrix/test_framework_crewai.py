@@ -146,6 +146,51 @@ async def test_crewai_keeps_its_tools_after_list_changed(
     assert installs(verdicts) == [("converged", "ok", 3)]
 
 
+@THREAD_EXCEPTIONS_FAIL
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_crewai_named_tools_install_the_subset_the_agent_holds(
+    transport: str, verdicts: Pipeline, request: pytest.FixtureRequest
+) -> None:
+    """``MCPServerAdapter(params, *names)`` filters after ``MCPAdapt.tools()``: the agent holds
+    two of the three tools, and the install is those two MCP definitions: converged."""
+    from crewai_tools import MCPServerAdapter
+
+    server = mcpadapt_server(transport, request)
+
+    def run() -> Any:
+        with MCPServerAdapter(server, "create_ticket", "fail") as tools:
+            llm = _kickoff(list(tools), [("create_ticket", TICKET)])
+        assert flush_receipts(10.0)
+        return llm
+
+    llm = await in_thread(run)
+    assert llm.offered == [["create_ticket", "fail"]] * 2
+    assert calls(verdicts) == [("tools/call create_ticket", "healthy", "ok", "digest")]
+    assert installs(verdicts) == [("converged", "ok", 2)]
+
+
+@THREAD_EXCEPTIONS_FAIL
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_crewai_names_that_match_no_tool_are_not_converged(
+    transport: str, verdicts: Pipeline, request: pytest.FixtureRequest
+) -> None:
+    """Names that match none of the server's tools leave the agent without tools: the install is
+    empty and reads ``nothing_installed``, not converged."""
+    from crewai_tools import MCPServerAdapter
+
+    server = mcpadapt_server(transport, request)
+
+    def run() -> Any:
+        with MCPServerAdapter(server, "no_such_tool") as tools:
+            assert list(tools) == []
+            return _kickoff([], [])
+
+    llm = await in_thread(run)
+    assert llm.offered == [[]]
+    assert installs(verdicts) == [("stale", "nothing_installed", 0)]
+
+
 # mcpadapt's loop thread dies with the connect error before start() times out: this test alone
 # lets an unhandled thread exception through (anywhere else it may be one of our hooks failing).
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")

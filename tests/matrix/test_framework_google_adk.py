@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.support.framework_cells import calls
+from tests.support.framework_cells import assert_installed, assert_judged, calls, listed_tools
 from tests.support.matrix_drivers import CHANGING_SERVER, SERVER_PYTHON, assert_installed_once
 from tests.support.processor_helpers import Pipeline
 
@@ -175,3 +175,64 @@ async def test_a_401_at_connect_is_one_needs_auth(verdicts: Pipeline, reference_
         ("initialize", "needs_auth"),
     ]
     assert verdicts.counts(A.METRIC_INCIDENTS, A.VERDICT) == {"needs_auth": 1}
+
+
+# ---- filtered installs: what the model is offered, mapped back to the MCP definitions ----------
+SUBSET = {"create_ticket", "fail"}
+
+
+@pytest.fixture(scope="module")
+def changing_tools() -> list[dict[str, Any]]:
+    """``changing_server.py``'s catalog before any change, as it lists it (wire dicts)."""
+    return listed_tools(str(CHANGING_SERVER), "stdio")
+
+
+def _in_subset(tool: Any, readonly_context: Any = None) -> bool:
+    return bool(tool.name in SUBSET)
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("tool_filter", [sorted(SUBSET), _in_subset], ids=["names", "predicate"])
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_tool_filter_installs_the_subset_the_model_is_offered(
+    transport: str,
+    tool_filter: Any,
+    verdicts: Pipeline,
+    changing_url: str,
+    changing_tools: list[dict[str, Any]],
+) -> None:
+    """``tool_filter`` (names or a predicate) with ``tool_name_prefix``: the model is offered two
+    prefixed tools of three, the wire carries the MCP name, the install is the two definitions."""
+    with anyio.fail_after(120):
+        toolset = _toolset(
+            transport, changing_url + "/mcp", tool_filter=tool_filter, tool_name_prefix="jira"
+        )
+        agent = Agent(toolset)
+        try:
+            await agent.invoke([("jira_create_ticket", {"title": "t"})])
+        finally:
+            await agent.close()
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    assert agent.offers == [{"jira_create_ticket", "jira_fail"}] * 2
+    assert_installed(verdicts, changing_tools, SUBSET)
+    # a subset of byte-equal definitions is the converged catalog, and the call healthy
+    assert_judged(verdicts, "converged", "ok")
+    assert calls(verdicts) == [("tools/call create_ticket", "healthy", "ok")]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_tool_filter_that_hides_every_tool_is_not_converged(
+    transport: str, verdicts: Pipeline, changing_url: str, changing_tools: list[dict[str, Any]]
+) -> None:
+    """A predicate that keeps nothing offers the model nothing: the install is empty, and the
+    catalog the agent holds is not the converged one the server listed."""
+    with anyio.fail_after(120):
+        toolset = _toolset(transport, changing_url + "/mcp", tool_filter=lambda tool, ctx: False)
+        agent = Agent(toolset)
+        try:
+            await agent.invoke([])
+        finally:
+            await agent.close()
+    assert agent.offers == [set()]
+    assert_installed(verdicts, changing_tools, set())
+    assert_judged(verdicts, "stale", "nothing_installed")

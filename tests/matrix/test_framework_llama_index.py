@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
+from tests.support.framework_cells import assert_installed, assert_judged, listed_tools
 from tests.support.framework_cells import calls as framework_calls
 from tests.support.matrix_drivers import (
     CHANGING_SERVER,
@@ -46,10 +47,12 @@ def _client(transport: str, url: str, script: list[str]) -> Any:
     return BasicMCPClient(url + "/mcp")
 
 
-async def _tools(transport: str, url: str, script: list[str]) -> list[Any]:
+async def _tools(transport: str, url: str, script: list[str], **options: Any) -> list[Any]:
+    """The agent's tools from ``McpToolSpec`` (``options``: its filters)."""
     from llama_index.tools.mcp import McpToolSpec
 
-    return await McpToolSpec(client=_client(transport, url, script)).to_tool_list_async()
+    spec = McpToolSpec(client=_client(transport, url, script), **options)
+    return await spec.to_tool_list_async()
 
 
 def _llm(steps: list[tuple[str, dict[str, Any]]], offers: list[set[str]]) -> Any:
@@ -158,3 +161,45 @@ async def test_a_401_at_connect_is_one_needs_auth(verdicts: Pipeline, reference_
         ("initialize", "needs_auth")
     ]
     assert verdicts.counts(A.METRIC_INCIDENTS, A.VERDICT) == {"needs_auth": 1}
+
+
+# ---- filtered installs: what the model is offered, mapped back to the MCP definitions ----------
+SUBSET = {"create_ticket", "fail"}
+
+
+@pytest.fixture(scope="module")
+def changing_tools() -> list[dict[str, Any]]:
+    """``changing_server.py``'s catalog before any change, as it lists it (wire dicts)."""
+    return listed_tools(*CHANGING)
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_allowed_tools_install_the_subset_the_model_is_offered(
+    transport: str, verdicts: Pipeline, changing_url: str, changing_tools: list[dict[str, Any]]
+) -> None:
+    """``allowed_tools``: the model is offered two of the three tools, the install is those two
+    definitions, and the call (in a session of its own) inherits a converged catalog."""
+    with anyio.fail_after(120):
+        tools = await _tools(transport, changing_url, CHANGING, allowed_tools=sorted(SUBSET))
+        offers = await _run(tools, [("create_ticket", {"title": "t"})])
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    assert offers == [SUBSET, SUBSET]
+    assert_installed(verdicts, changing_tools, SUBSET)
+    # a subset of byte-equal definitions is the converged catalog, and the call healthy
+    assert_judged(verdicts, "converged", "ok")
+    assert calls(verdicts) == [("tools/call create_ticket", "healthy", "ok", True)]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_an_empty_allowed_tools_is_not_converged(
+    transport: str, verdicts: Pipeline, changing_url: str, changing_tools: list[dict[str, Any]]
+) -> None:
+    """``allowed_tools=[]`` keeps nothing (llama-index warns): the install is empty, and the
+    catalog the agent holds is not the converged one the server listed."""
+    with anyio.fail_after(120):
+        tools = await _tools(transport, changing_url, CHANGING, allowed_tools=[])
+        offers = await _run(tools, [])
+    assert offers == [set()]
+    assert_installed(verdicts, changing_tools, set())
+    assert_judged(verdicts, "stale", "nothing_installed")

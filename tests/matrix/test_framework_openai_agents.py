@@ -18,8 +18,15 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.support.framework_cells import calls
-from tests.support.matrix_drivers import CHANGING_SERVER, MCP_MAJOR, SERVER_PYTHON, STDIO_SERVER
+from tests.support.framework_cells import assert_installed, assert_judged, calls, listed_tools
+from tests.support.matrix_drivers import (
+    CHANGING_SERVER,
+    INTEGRATION,
+    MCP_MAJOR,
+    SERVER_PYTHON,
+    STDIO_SERVER,
+    http_server,
+)
 from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
@@ -106,14 +113,18 @@ def _hooks() -> Any:
     return Verified()
 
 
-async def _run(server: Any, steps: list[tuple[str, dict[str, Any]]]) -> list[set[str]]:
-    """One ``Runner.run`` of an agent over ``server`` (connected here, as the app does)."""
+async def _run(
+    server: Any, steps: list[tuple[str, dict[str, Any]]], **options: Any
+) -> list[set[str]]:
+    """One ``Runner.run`` of an agent (``options``: more ``Agent`` arguments) over ``server``
+    (connected here, as the app does)."""
     from agents import Agent, Runner
 
     offers: list[set[str]] = []
     with anyio.fail_after(120):
         async with server:
-            agent = Agent(name="a", model=_scripted(steps, offers), mcp_servers=[server])
+            model = _scripted(steps, offers)
+            agent = Agent(name="a", model=model, mcp_servers=[server], **options)
             result = await Runner.run(agent, "go", hooks=_hooks())
         assert result.final_output == "done"
         assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
@@ -199,4 +210,109 @@ async def test_a_401_at_connect_is_one_needs_auth(verdicts: Pipeline, reference_
     if MCP_MAJOR >= 2:  # the era probe answered 401 too; the initialize after it reads needs_auth
         expected.insert(0, ("server/discover", None))
     assert [(s.name, (s.attributes or {}).get(A.VERDICT)) for s in handshakes] == expected
+    assert verdicts.counts(A.METRIC_INCIDENTS, A.VERDICT) == {"needs_auth": 1}
+
+
+# ---- filtered installs: what the model is offered, mapped back to the MCP definitions ----------
+SUBSET = {"create_ticket", "fail"}
+
+
+@pytest.fixture(scope="module")
+def reference_tools() -> list[dict[str, Any]]:
+    """The reference server's catalog as it lists it (every page, wire dicts)."""
+    return listed_tools(*REFERENCE)
+
+
+def _only_the_subset(context: Any, tool: Any) -> bool:
+    return bool(tool.name in SUBSET)
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_static_tool_filter_installs_the_subset_the_model_is_offered(
+    transport: str, verdicts: Pipeline, reference_url: str, reference_tools: list[dict[str, Any]]
+) -> None:
+    """``tool_filter={"allowed_tool_names": ...}``: every turn offers the model two of the twelve
+    tools and installs those two definitions."""
+    allowed = {"allowed_tool_names": sorted(SUBSET)}
+    server = _server(transport, reference_url, REFERENCE, tool_filter=allowed)
+    offers = await _run(server, [("create_ticket", TICKET)])
+    assert offers == [SUBSET, SUBSET]
+    assert len(verdicts.named(A.INSTALL_SPAN_NAME)) == len(offers)
+    assert_installed(verdicts, reference_tools, SUBSET)
+    # a subset of byte-equal definitions is the converged catalog, and the call healthy
+    assert_judged(verdicts, "converged", "ok")
+    assert calls(verdicts) == [("tools/call create_ticket", "healthy", "ok")]
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_callable_tool_filter_with_server_names_maps_back_to_the_mcp_definitions(
+    transport: str, verdicts: Pipeline, reference_url: str, reference_tools: list[dict[str, Any]]
+) -> None:
+    """A callable ``tool_filter`` and ``include_server_in_tool_names``: the model is offered
+    ``mcp_jira__create_ticket``, the wire carries ``create_ticket``, the install is the subset's
+    MCP definitions."""
+    server = _server(transport, reference_url, REFERENCE, tool_filter=_only_the_subset, name="jira")
+    config = {"include_server_in_tool_names": True}
+    offers = await _run(server, [("mcp_jira__create_ticket", TICKET)], mcp_config=config)
+    assert offers[0] == {"mcp_jira__create_ticket", "mcp_jira__fail"}
+    assert [name for name, *_ in calls(verdicts)] == ["tools/call create_ticket"]
+    assert_installed(verdicts, reference_tools, SUBSET)
+    # a subset of byte-equal definitions is the converged catalog, and the call healthy
+    assert_judged(verdicts, "converged", "ok")
+    assert calls(verdicts) == [("tools/call create_ticket", "healthy", "ok")]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_tool_filter_that_hides_every_tool_is_not_converged(
+    transport: str, verdicts: Pipeline, reference_url: str, reference_tools: list[dict[str, Any]]
+) -> None:
+    """A filter that keeps nothing offers the model nothing: the install is empty, and the catalog
+    the agent holds is not the converged one the server listed."""
+    server = _server(transport, reference_url, REFERENCE, tool_filter={"allowed_tool_names": []})
+    offers = await _run(server, [])
+    assert offers == [set()]
+    assert_installed(verdicts, reference_tools, set())
+    assert_judged(verdicts, "stale", "nothing_installed")
+
+
+# ---- SSE (MCPServerSse): a network transport like streamable HTTP (docs/model.md#server-identity)
+@pytest.fixture(scope="module")
+def sse_gateway() -> Iterator[str]:
+    """``gateway_http.py``: an SSE server and refusing SSE endpoints on 127.0.0.1."""
+    with http_server(str(INTEGRATION / "gateway_http.py"), "unused") as url:
+        yield url
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+async def test_an_sse_agent_is_judged_as_a_network_agent(
+    verdicts: Pipeline, sse_gateway: str
+) -> None:
+    from agents.mcp import MCPServerSse
+
+    await _run(
+        MCPServerSse({"url": sse_gateway + "/sse"}), [("create_ticket", TICKET), ("fail", {})]
+    )
+    assert calls(verdicts) == [
+        ("tools/call create_ticket", "healthy", "ok"),
+        ("tools/call fail", "tool_failed", "is_error"),
+    ]
+    host, port = sse_gateway.removeprefix("http://").split(":")
+    call = verdicts.last("tools/call create_ticket").attributes or {}
+    assert (call[A.NETWORK_TRANSPORT], call[A.SERVER_ADDRESS]) == ("tcp", host)
+    assert call[A.SERVER_PORT] == int(port)
+    assert call[A.layer_attribute("authorization")] == "passed"
+
+
+async def test_a_refused_sse_connect_is_one_needs_auth(
+    verdicts: Pipeline, sse_gateway: str
+) -> None:
+    from agents.mcp import MCPServerSse
+
+    server = MCPServerSse({"url": sse_gateway + "/sse-authz"})
+    with anyio.fail_after(60), pytest.raises(Exception):  # noqa: B017, PT011  # the SDK's own
+        await _run(server, [("create_ticket", TICKET)])
+    connects = [dict(s.attributes or {}) for s in verdicts.named(A.CONNECT_SPAN_NAME)]
+    assert [(a[A.VERDICT], a[A.NEXT_ACTION]) for a in connects] == [("needs_auth", "request_scope")]
     assert verdicts.counts(A.METRIC_INCIDENTS, A.VERDICT) == {"needs_auth": 1}

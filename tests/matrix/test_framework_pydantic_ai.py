@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.support.framework_cells import calls
+from tests.support.framework_cells import assert_installed, assert_judged, calls, listed_tools
 from tests.support.matrix_drivers import (
     CHANGING_SERVER,
     SERVER_PYTHON,
@@ -159,3 +159,143 @@ async def test_a_401_at_connect_is_one_needs_auth(verdicts: Pipeline, reference_
         ("initialize", "needs_auth"),
     ]
     assert verdicts.counts(A.METRIC_INCIDENTS, A.VERDICT) == {"needs_auth": 1}
+
+
+# ---- filtered installs: what the model is offered, mapped back to the MCP definitions ----------
+SUBSET = {"create_ticket", "fail"}
+
+
+@pytest.fixture(scope="module")
+def reference_tools() -> list[dict[str, Any]]:
+    """The reference server's catalog as it lists it (every page, wire dicts)."""
+    return listed_tools(*REFERENCE)
+
+
+def _subset(ctx: Any, tool: Any) -> bool:
+    return bool(tool.name in SUBSET)
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_filtered_toolset_installs_what_the_model_is_offered(
+    transport: str, verdicts: Pipeline, reference_url: str, reference_tools: list[dict[str, Any]]
+) -> None:
+    """``.filtered()`` wraps the ``MCPToolset``: the model is offered two of the twelve tools, and
+    the install is those two definitions, not all the inner toolset listed."""
+    from pydantic_ai.mcp import MCPToolset
+
+    with anyio.fail_after(120):
+        toolset = MCPToolset(_target(transport, reference_url, REFERENCE)).filtered(_subset)
+        offers = await _run(toolset, [("create_ticket", TICKET)])
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    assert offers == [SUBSET, SUBSET]
+    assert_installed(verdicts, reference_tools, SUBSET)
+    # a subset of byte-equal definitions is the converged catalog, and the call healthy
+    assert_judged(verdicts, "converged", "ok")
+    assert calls(verdicts) == [("tools/call create_ticket", "healthy", "ok")]
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_prefixed_and_renamed_tools_map_back_to_their_mcp_definitions(
+    transport: str, verdicts: Pipeline, reference_url: str, reference_tools: list[dict[str, Any]]
+) -> None:
+    """Filtered, then prefixed, then renamed: the model calls ``open_ticket`` and ``jira_fail``,
+    the wire carries ``create_ticket``, and the install is the MCP definitions of both."""
+    from pydantic_ai.mcp import MCPToolset
+
+    with anyio.fail_after(120):
+        toolset = (
+            MCPToolset(_target(transport, reference_url, REFERENCE))
+            .filtered(_subset)
+            .prefixed("jira")
+            .renamed({"open_ticket": "jira_create_ticket"})
+        )
+        offers = await _run(toolset, [("open_ticket", TICKET)])
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    assert offers[0] == {"open_ticket", "jira_fail"}
+    assert [name for name, *_ in calls(verdicts)] == ["tools/call create_ticket"]
+    assert_installed(verdicts, reference_tools, SUBSET)
+    # a subset of byte-equal definitions is the converged catalog, and the call healthy
+    assert_judged(verdicts, "converged", "ok")
+    assert calls(verdicts) == [("tools/call create_ticket", "healthy", "ok")]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_a_filter_that_hides_every_tool_is_not_converged(
+    transport: str, verdicts: Pipeline, reference_url: str, reference_tools: list[dict[str, Any]]
+) -> None:
+    """A filter that hides every tool offers the model nothing: the install is empty and the
+    catalog the agent holds is not the converged one the server listed."""
+    from pydantic_ai.mcp import MCPToolset
+
+    with anyio.fail_after(120):
+        toolset = MCPToolset(_target(transport, reference_url, REFERENCE))
+        offers = await _run(toolset.filtered(lambda ctx, tool: False), [])
+    assert offers == [set()]
+    assert_installed(verdicts, reference_tools, set())
+    assert_judged(verdicts, "stale", "nothing_installed")
+
+
+def _shouting(inner: Any) -> Any:
+    """A toolset class of the application's own over an ``MCPToolset``: it offers the MCP tools
+    under upper-case names, a renaming the hook cannot undo."""
+    from dataclasses import replace
+
+    from pydantic_ai.toolsets import AbstractToolset
+
+    class Shouting(AbstractToolset[Any]):
+        """Offers ``inner``'s tools upper-cased and calls them by their own names."""
+
+        @property
+        def id(self) -> str | None:
+            return None
+
+        async def __aenter__(self) -> Any:
+            await inner.__aenter__()
+            return self
+
+        async def __aexit__(self, *args: object) -> Any:
+            return await inner.__aexit__(*args)
+
+        async def get_tools(self, ctx: Any) -> dict[str, Any]:
+            tools = await inner.get_tools(ctx)
+            return {
+                name.upper(): replace(
+                    tool, toolset=self, tool_def=replace(tool.tool_def, name=name.upper())
+                )
+                for name, tool in tools.items()
+            }
+
+        async def call_tool(self, name: str, tool_args: Any, ctx: Any, tool: Any) -> Any:
+            own = replace(tool, tool_def=replace(tool.tool_def, name=name.lower()))
+            return await inner.call_tool(name.lower(), tool_args, ctx, own)
+
+    return Shouting()
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+async def test_a_toolset_it_cannot_walk_is_one_warning_and_no_record(
+    verdicts: Pipeline, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent runs as without the hook; the install is not guessed: one warning, no record,
+    and the call is judged on the discovery."""
+    from pydantic_ai.mcp import MCPToolset
+
+    from otel_mcp_health.frameworks import _report
+
+    monkeypatch.setattr(_report, "_WARNED", set())
+    with anyio.fail_after(120):
+        toolset = _shouting(MCPToolset(_target("stdio", "", REFERENCE)))
+        offers = await _run(toolset, [("CREATE_TICKET", TICKET), ("FAIL", {})])
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    assert "CREATE_TICKET" in offers[0]
+    assert calls(verdicts) == [
+        ("tools/call create_ticket", "healthy", "ok"),
+        ("tools/call fail", "tool_failed", "is_error"),
+    ]
+    assert not verdicts.named(A.INSTALL_SPAN_NAME)
+    warnings = [r for r in caplog.records if "otel-mcp-health: pydantic-ai" in r.getMessage()]
+    assert len(warnings) == 1
+    call = verdicts.last("tools/call create_ticket").attributes or {}
+    assert call[A.CATALOG_CLIENT_SOURCE] == "discovery_result"

@@ -28,7 +28,13 @@ from typing import Any
 
 import anyio
 import pytest
-from tests.support.framework_cells import calls, in_thread
+from tests.support.framework_cells import (
+    assert_installed,
+    assert_judged,
+    calls,
+    in_thread,
+    listed_tools,
+)
 from tests.support.matrix_drivers import (
     CHANGING_SERVER,
     SERVER_PYTHON,
@@ -266,3 +272,60 @@ async def test_a_401_at_connect_is_one_needs_auth(verdicts: Pipeline, reference_
         ("initialize", "needs_auth"),
     ]
     assert verdicts.counts(A.METRIC_INCIDENTS, A.VERDICT) == {"needs_auth": 1}
+
+
+# ---- filtered installs: what the model is offered, mapped back to the MCP definitions ----------
+SUBSET = {"create_ticket", "fail"}
+
+
+@pytest.fixture(scope="module")
+def reference_tools() -> list[dict[str, Any]]:
+    """The reference server's catalog as it lists it (every page, wire dicts)."""
+    return listed_tools(*REFERENCE)
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_tool_filters_install_the_subset_the_model_is_offered(
+    transport: str, verdicts: Pipeline, reference_url: str, reference_tools: list[dict[str, Any]]
+) -> None:
+    """``tool_filters`` with a ``prefix``: the model is offered two prefixed tools, the wire
+    carries the MCP name, and the install is those two MCP definitions."""
+    offered = {"jira_create_ticket", "jira_fail"}
+
+    def run() -> None:
+        client = _client(
+            transport,
+            reference_url,
+            REFERENCE,
+            tool_filters={"allowed": sorted(SUBSET)},
+            prefix="jira",
+        )
+        with _agent(client, [("jira_create_ticket", TICKET, None)]) as (agent, offers):
+            assert str(agent("go")).strip() == "done"
+        assert offers == [offered, offered]
+
+    await _in_thread(run)
+    assert [name for name, *_ in calls(verdicts)] == ["tools/call create_ticket"]
+    assert_installed(verdicts, reference_tools, SUBSET)
+    # a subset of byte-equal definitions is the converged catalog, and the call healthy
+    assert_judged(verdicts, "converged", "ok")
+    assert calls(verdicts) == [("tools/call create_ticket", "healthy", "ok")]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_tool_filters_that_hide_every_tool_are_not_converged(
+    transport: str, verdicts: Pipeline, reference_url: str, reference_tools: list[dict[str, Any]]
+) -> None:
+    """Filters that keep nothing register no tool: the client's install is empty, and the catalog
+    the agent holds is not the converged one the server listed."""
+
+    def run() -> None:
+        client = _client(transport, reference_url, REFERENCE, tool_filters={"allowed": []})
+        with _agent(client, []) as (agent, offers):
+            assert str(agent("go")).strip() == "done"
+        assert offers == [set()]
+
+    await _in_thread(run)
+    assert_installed(verdicts, reference_tools, set())
+    assert_judged(verdicts, "stale", "nothing_installed")

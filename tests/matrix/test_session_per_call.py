@@ -10,6 +10,9 @@ so), and a ``list_changed`` heard by any session makes the catalog stale for all
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -21,6 +24,7 @@ from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import flush_receipts
+from otel_mcp_health.verifiers import OutcomePolicy
 
 pytestmark = pytest.mark.anyio
 
@@ -32,12 +36,23 @@ def row(span: ReadableSpan) -> tuple[Any, ...]:
     return (span.name, a.get(A.VERDICT), a.get(A.REASON), a.get(A.CATALOG_INHERITED))
 
 
-async def _fresh_call(transport: str, url: str, name: str, arguments: dict[str, Any]) -> None:
-    """One call in a session of its own, as a session-per-call client makes it."""
+async def _fresh_call(
+    transport: str,
+    url: str,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    listed: bool = False,
+    read_timeout: float | None = None,
+) -> None:
+    """One call in a session of its own, as a session-per-call client makes it (``listed``: the
+    session lists the tools itself first, as a long-lived session does)."""
     try:
         async with connect("session", transport, url, Events()) as agent:
-            await agent.call(name, arguments)
-    except Exception:  # an MCP error answer is part of the scenario
+            if listed:
+                await agent.list_all()
+            await agent.call(name, arguments, read_timeout=read_timeout)
+    except Exception:  # an MCP error answer or a timeout is part of the scenario
         pass
 
 
@@ -85,3 +100,53 @@ async def test_another_server_inherits_nothing(verdicts: Pipeline, reference_url
         await _fresh_call("http", reference_url + "/mcp", "create_ticket", {"title": "t"})
     [call] = tool_calls(verdicts)
     assert row(call)[1:] == ("stale_catalog", "catalog_no_discovery", None)
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+@pytest.fixture
+def readme_policy(tmp_path: Path) -> Iterator[None]:
+    """The README's declarative outcome policy (its ``outcomes.toml``: read-only tools need no
+    verifier), installed as ``OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES`` would install it."""
+    blocks = re.findall(r"```toml\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    path = tmp_path / "outcomes.toml"
+    path.write_text(next(b for b in blocks if "read_only = true" in b), encoding="utf-8")
+    policy = OutcomePolicy.load(path)
+    policy.install()
+    yield
+    policy.uninstall()
+
+
+#: (tool, arguments, read timeout) -> the verdict and reason of a session that listed the tools.
+CONTRACT_CASES: list[tuple[str, dict[str, Any], float | None, tuple[str, str]]] = [
+    ("no_such_tool", {}, None, ("stale_catalog", "catalog_unknown_tool_called")),
+    ("create_ticket", {"title": "t"}, None, ("stale_catalog", "catalog_missing_required_argument")),
+    ("lookup", {}, None, ("healthy", "outcome_not_required")),
+    ("lookup", {"seconds": 3}, 0.5, ("tool_failed", "timeout")),
+]
+
+
+@pytest.mark.usefixtures("create_ticket_verified", "readme_policy")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_an_inherited_session_checks_calls_as_a_listing_one(
+    transport: str, verdicts: Pipeline, reference_url: str
+) -> None:
+    """Unknown tool, missing required argument, ``readOnlyHint`` under the README's outcome
+    policy: a fresh session reads each call exactly as a session that listed the tools. Before,
+    the instrumentation checked calls against its own session's discovery only: the unknown tool
+    read what the server answered, the missing argument went unseen, and the read-only tool lost
+    its hint (``unverified`` when it answered, ``effect_unknown`` when it timed out)."""
+    url = reference_url + "/mcp"
+    with anyio.fail_after(120):
+        for name, arguments, timeout, _ in CONTRACT_CASES:
+            await _fresh_call(transport, url, name, arguments, listed=True, read_timeout=timeout)
+        async with connect("session", transport, url, Events()) as discovery:
+            await discovery.list_all()
+        for name, arguments, timeout, _ in CONTRACT_CASES:
+            await _fresh_call(transport, url, name, arguments, read_timeout=timeout)
+        assert await anyio.to_thread.run_sync(flush_receipts, 10.0)
+    rows = [row(s) for s in tool_calls(verdicts)]
+    expected = [(f"tools/call {name}", *verdict) for name, _, _, verdict in CONTRACT_CASES]
+    assert rows[: len(CONTRACT_CASES)] == [(*r, None) for r in expected]  # listed themselves
+    assert rows[len(CONTRACT_CASES) :] == [(*r, True) for r in expected]  # inherited

@@ -89,7 +89,7 @@ timeout = 2
 [[outcome]]
 tool = "insert_order"
 verify = "sqlite"
-database = "{db}"
+database = "/var/lib/shop/{db}"
 query = "select 1 from orders where id = :order_id and note <> ':not_a_parameter'"
 
 [[outcome]]
@@ -127,9 +127,7 @@ def test_templates_name_top_level_arguments_only() -> None:
     assert Template.parse("/out/{name}.csv").expand({"name": "q3"}) == "/out/q3.csv"
     assert Template.parse("/out/{{literal}}/{n}").expand({"n": 7}) == "/out/{literal}/7"
     url = Template.parse("http://h/pages/{slug}")
-    assert url.expand({"slug": "a/b?c"}, quote=True) == "http://h/pages/a%2Fb%3Fc"
-    whole = Template.parse("{url}")  # a whole URL from one argument is used as is
-    assert whole.expand({"url": "http://h/x?y=1"}, quote=True) == "http://h/x?y=1"
+    assert url.expand_url({"slug": "a/b?c"}) == "http://h/pages/a%2Fb%3Fc"
     for bad in ("{a.b}", "{a[0]}", "{a!r}", "{a:>9}", "{}", "{open", "close}"):
         with pytest.raises(TemplateError):
             Template.parse(bad)
@@ -146,7 +144,7 @@ verify = "not_required"
 tool = "export_*"
 server = "reports-*"
 verify = "file"
-path = "{path}"
+path = "/srv/out/{path}"
 
 [[outcome]]
 tool = "export_*"
@@ -188,10 +186,11 @@ def test_tools_registered_in_code_keep_their_verifier(tmp_path: Path) -> None:
 
 
 # ---- every kind against its real destination, through the instrumented client -----------------
-def _policy_for(kind: str, target: PublishTarget) -> str:
+def _policy_for(kind: str, target: PublishTarget, where: Path) -> str:
+    """The policy of one kind; a file's or database's directory is literal (``where``)."""
     entries = {
-        "file": 'verify = "file"\npath = "{path}"\nsha256 = "{sha}"',
-        "sqlite": 'verify = "sqlite"\ndatabase = "{db}"\n'
+        "file": f'verify = "file"\npath = "{where}/{{name}}"\nsha256 = "{{sha}}"',
+        "sqlite": f'verify = "sqlite"\ndatabase = "{where}/{{dbname}}"\n'
         'query = "select version from tickets where id = :id"',
         "http": f'verify = "http"\nurl = "{target.base}/pages/{{slug}}"',
         "python": 'verify = "python"\ncallable = "tests.outcomes.policy_verifiers:report_exists"',
@@ -204,11 +203,11 @@ def _policy_for(kind: str, target: PublishTarget) -> str:
 def _arguments(kind: str, n: int, tmp_path: Path, database: Path, target: PublishTarget) -> Any:
     """Arguments that target a destination nothing delivered to yet (``n`` tells them apart)."""
     if kind in ("file", "python"):
-        content = f"Q{n} {CANARY}"
-        path = str(tmp_path / f"report-{n}-{CANARY}.txt")
-        return {"path": path, "content": content, "sha": sha256_text(content)}
+        content, name = f"Q{n} {CANARY}", f"report-{n}-{CANARY}.txt"
+        path = str(tmp_path / name)
+        return {"path": path, "name": name, "content": content, "sha": sha256_text(content)}
     if kind == "sqlite":
-        return {"db": str(database), "id": f"T-{n}-{CANARY}"}
+        return {"db": str(database), "dbname": database.name, "id": f"T-{n}-{CANARY}"}
     return {"base": target.base, "slug": f"release-{n}-{CANARY}"}
 
 
@@ -235,7 +234,7 @@ async def _call(pipeline: Pipeline, tool: str, arguments: dict[str, Any]) -> dic
 async def test_each_kind_gives_healthy_and_false_success(
     tmp_path: Path, database: Path, publish_target: PublishTarget, kind: str
 ) -> None:
-    load(tmp_path, _policy_for(kind, publish_target)).install()
+    load(tmp_path, _policy_for(kind, publish_target, tmp_path)).install()
     tool = _TOOLS.get(kind, "publish_page")
     with instrumented_pipeline() as pipeline:
         good = await _call(pipeline, tool, _arguments(kind, 1, tmp_path, database, publish_target))
@@ -270,11 +269,11 @@ def test_sqlite_kind_is_read_only_and_never_creates_a_database(tmp_path: Path) -
     missing = tmp_path / "absent.db"
     policy = load(
         tmp_path,
-        '[[outcome]]\ntool = "*"\nverify = "sqlite"\ndatabase = "{db}"\n'
+        f'[[outcome]]\ntool = "*"\nverify = "sqlite"\ndatabase = "{tmp_path}/{{db}}"\n'
         'query = "delete from tickets where id = :id"\n',
     )
     verifier = chosen(policy, "insert")
-    absent = run_verifier(verifier, ctx(db=str(missing), id="T-1"))
+    absent = run_verifier(verifier, ctx(db=missing.name, id="T-1"))
     assert (absent.result.value, absent.reason) == ("inconclusive", "database_unavailable")
     assert not missing.exists()
 
@@ -310,7 +309,7 @@ FILE_OF_NAME = 'verify = "file"\npath = "/srv/{name}.csv"'
             "argument_not_scalar",
         ),
         ('verify = "sqlite"\ndatabase = "/x.db"\nquery = "select :id"', {}, "argument_missing"),
-        ('verify = "file"\npath = "{p}"\nsha256 = "{sha}"', {"p": "/x"}, "argument_missing"),
+        ('verify = "file"\npath = "/x/{p}"\nsha256 = "{sha}"', {"p": "x"}, "argument_missing"),
     ],
 )
 def test_a_missing_argument_is_inconclusive_never_an_exception(
@@ -324,7 +323,7 @@ def test_a_missing_argument_is_inconclusive_never_an_exception(
 @pytest.mark.anyio
 async def test_a_missing_argument_reads_unverified(tmp_path: Path) -> None:
     load(
-        tmp_path, '[[outcome]]\ntool = "write_report"\nverify = "file"\npath = "{file}"\n'
+        tmp_path, '[[outcome]]\ntool = "write_report"\nverify = "file"\npath = "/srv/{file}"\n'
     ).install()
     with instrumented_pipeline() as pipeline:
         attrs = await _call(pipeline, "write_report", {"path": str(tmp_path / "r"), "content": "x"})
@@ -491,7 +490,7 @@ async def test_no_path_url_or_argument_reaches_a_span_or_a_log(
 [[outcome]]
 tool = "write_report"
 verify = "file"
-path = "{{path}}"
+path = "{tmp_path}/{{name}}"
 sha256 = "{hashlib.sha256(b"other bytes").hexdigest()}"
 
 [[outcome]]
@@ -512,7 +511,8 @@ query = "select 1 from t where id = :id"
 """,
     ).install()
     report = str(tmp_path / f"{CANARY}.txt")
-    arguments = {"path": report, "content": CANARY, "slug": CANARY, "id": CANARY}
+    arguments = {"path": report, "name": f"{CANARY}.txt", "content": CANARY, "slug": CANARY}
+    arguments["id"] = CANARY
     arguments |= {"base": "http://127.0.0.1:9", "db": str(tmp_path / "absent.db")}
     with caplog.at_level(logging.DEBUG), instrumented_pipeline() as pipeline:
         async with Client(build_destination_server()) as client:

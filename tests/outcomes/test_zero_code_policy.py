@@ -39,7 +39,7 @@ verify = "not_required"
 tool = "write_report*"
 server = "destination-*"
 verify = "file"
-path = "{path}"
+path = "{{workdir}}/{name}"
 """
 POLICY_CANARY = "canary-policy-value-19ab"
 #: One bad key among good entries: the whole file must be refused.
@@ -83,7 +83,7 @@ def run_agent(workdir: Path, policy: str | None) -> AgentRun:
     env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
     if policy is not None:
         path = workdir / "outcomes.toml"
-        path.write_text(policy, encoding="utf-8")
+        path.write_text(policy.replace("{{workdir}}", str(workdir)), encoding="utf-8")
         env["OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES"] = str(path)
     with _receiver() as (endpoint, received):
         env.update(

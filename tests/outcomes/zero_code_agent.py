@@ -20,13 +20,17 @@ from tests.integration.mcp_health_servers import CANARY_ARG, build_server
 from tests.outcomes.destinations import build_destination_server
 
 
+def _report(workdir: Path, kind: str) -> dict[str, str]:
+    """The file to write: its path (for the tool) and its name in ``workdir`` (for the policy)."""
+    name = f"{kind}-{CANARY_ARG}.txt"
+    return {"path": str(workdir / name), "name": name, "content": CANARY_ARG}
+
+
 async def main(workdir: Path) -> None:
     async with Client(build_destination_server(), mode="legacy") as client:
         await client.list_tools()
-        report = {"path": str(workdir / f"honest-{CANARY_ARG}.txt"), "content": CANARY_ARG}
-        await client.call_tool("write_report", report)
-        broken = {"path": str(workdir / f"broken-{CANARY_ARG}.txt"), "content": CANARY_ARG}
-        await client.call_tool("write_report_broken", broken)
+        await client.call_tool("write_report", _report(workdir, "honest"))
+        await client.call_tool("write_report_broken", _report(workdir, "broken"))
     async with Client(build_server(), mode="legacy") as client:
         first = await client.list_tools()
         await client.list_tools(cursor=first.next_cursor)

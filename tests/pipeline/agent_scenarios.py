@@ -22,6 +22,9 @@ Groups (one per run, a process each: the supported MCP versions are process-wide
                   verifier), transport errors (closed port) and a call that stalls past the idle
                   window.
 ``incompatible``  a session on a version the client declares unsupported.
+``never_refreshes`` a 2026-07-28 agent (no ``subscriptions/listen``, so nothing hears a change)
+                  that lists once and calls for ``--seconds``: run with a short maximum age,
+                  its calls read ``catalog_refresh_overdue``.
 ``healthy``       healthy calls only, for ``--seconds`` (the alerts must resolve afterwards).
 
 Canaries (``mcp_health_servers.CANARIES`` and the demo's) ride in arguments, results, a bearer
@@ -58,6 +61,9 @@ STALL_S = 10.0
 #: How long a catalog stays stale before the client re-lists (above the test's lag objective).
 RELIST_DELAY_S = 1.2
 STEP_TIMEOUT_S = 20.0
+#: Where the demo tools write: the directory outcomes.toml names literally (a policy's argument
+#: fills a file name, never the directory: docs/outcomes.md#arguments-are-data).
+PIPELINE_OUT = Path("/tmp/mcp-health-pipeline")  # noqa: S108 - a run gets its own directory in it
 
 
 async def _quietly(step: Callable[[], Awaitable[Any]]) -> None:
@@ -75,7 +81,9 @@ async def _list_all(client: Client) -> None:
 
 
 def _file_args(workdir: Path, name: str) -> dict[str, str]:
-    return {"path": str(workdir / name), "content": f"quarterly numbers {CANARY_ARG}"}
+    """The tool writes ``path``; the policy reads ``run`` and ``name`` under PIPELINE_OUT."""
+    content = f"quarterly numbers {CANARY_ARG}"
+    return {"path": str(workdir / name), "run": workdir.name, "name": name, "content": content}
 
 
 async def _needs_auth(base: str) -> None:
@@ -145,7 +153,8 @@ async def _transport_errors() -> None:
 
 
 async def incidents() -> None:
-    with tempfile.TemporaryDirectory(prefix="mcp-health-pipeline-") as workdir:
+    await anyio.Path(PIPELINE_OUT).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="run-", dir=PIPELINE_OUT) as workdir:
         async with serve_http(build_server()) as base, anyio.create_task_group() as tg:
             tg.start_soon(_stalled, base)
             tg.start_soon(_http_incidents, base)
@@ -160,6 +169,15 @@ async def incompatible() -> None:
         await _quietly(lambda: client.call_tool("lookup", {"q": CANARY_ARG}))
 
 
+async def never_refreshes(seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    async with Client(build_server()) as client:
+        await _list_all(client)
+        while time.monotonic() < deadline:
+            await _quietly(lambda: client.call_tool("lookup", {"q": CANARY_ARG}))
+            await anyio.sleep(0.5)
+
+
 async def healthy(seconds: float) -> None:
     deadline = time.monotonic() + seconds
     async with serve_http(build_server()) as base, Client(base + "/mcp") as client:
@@ -171,7 +189,8 @@ async def healthy(seconds: float) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("group", choices=("incidents", "incompatible", "healthy"))
+    groups = ("incidents", "incompatible", "never_refreshes", "healthy")
+    parser.add_argument("group", choices=groups)
     parser.add_argument("--seconds", type=float, default=5.0)
     args = parser.parse_args()
     started = time.monotonic()
@@ -179,6 +198,8 @@ def main() -> int:
         anyio.run(incidents)
     elif args.group == "incompatible":
         anyio.run(incompatible)
+    elif args.group == "never_refreshes":
+        anyio.run(never_refreshes, args.seconds)
     else:
         anyio.run(healthy, args.seconds)
     print(f"{args.group}: done in {time.monotonic() - started:.1f} s", flush=True)

@@ -52,6 +52,7 @@ EXPECTED_RECEIVER = {
     "McpNeedsAuth": "/credential-holder",
     "McpIncompatibleSession": "/integration-owner",
     "McpStaleCatalog": "/catalog-owner",
+    "McpCatalogRefreshOverdue": "/agent-owner",
     "McpCatalogConvergenceSlow": "/catalog-owner",
     "McpProtocolError": "/client-implementer",
     "McpEffectUnknown": "/on-call-pager",
@@ -191,7 +192,16 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             "incompatible",
             OTEL_INSTRUMENTATION_MCP_HEALTH_SUPPORTED_VERSIONS="2024-11-05",
         )
+        # A catalog older than the maximum age (1 s here) with nobody able to hear a change.
+        overdue = _agent(
+            stack_,
+            "never_refreshes",
+            "--seconds",
+            "4",
+            OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_MAX_AGE_S="1",
+        )
         _finish(incompatible, stack_, "incompatible")
+        _finish(overdue, stack_, "never_refreshes")
         _wait_for(
             "every alert firing",
             lambda: _alerts(stack_, "firing") >= set(EXPECTED_RECEIVER),
@@ -265,6 +275,11 @@ def test_alerts_carry_what_their_owner_needs_and_no_secret(run: Run) -> None:
     assert by_name["McpFalseSuccess"].labels["mcp_health_outcome_result"] == "failed"
     assert by_name["McpEffectUnknown"].labels["gen_ai_tool_name"] == "publish_slow"
     assert by_name["McpEffectUnknown"].labels["severity"] == "page"
+    # an agent that never re-lists is not the server's change: its own, lower-severity alert
+    overdue = by_name["McpCatalogRefreshOverdue"].labels
+    assert (overdue["owner"], overdue["severity"]) == ("agent_owner", "info")
+    stale = by_name["McpStaleCatalog"].labels
+    assert stale["mcp_health_reason"] == "catalog_signal_after_discovery"
     for note in run.all_notifications:
         assert not _canary_free(json.dumps([note.labels, note.annotations])), note
 
@@ -273,7 +288,12 @@ def test_one_alert_per_incident_not_per_attempt(run: Run) -> None:
     # The stale catalog was hit twice, the closed port three times, the incompatible session at
     # its handshake and its call: still one alert each.
     firing = {(n.alertname, tuple(sorted(n.labels.items()))) for n in run.firing}
-    for alert in ("McpStaleCatalog", "McpTransportErrorBudget", "McpIncompatibleSession"):
+    for alert in (
+        "McpStaleCatalog",
+        "McpCatalogRefreshOverdue",
+        "McpTransportErrorBudget",
+        "McpIncompatibleSession",
+    ):
         assert len([f for f in firing if f[0] == alert]) == 1, alert
 
 

@@ -12,6 +12,7 @@ import pytest
 from tests.pipeline.pipeline_stack import ALERTING_DIR, COLLECTOR_DIR, ROOT, binary
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health.core.reasons import Reason
 
 pytestmark = pytest.mark.pipeline
 
@@ -22,6 +23,7 @@ RECEIVER_OF_OWNER = {
     "credential_holder": "credential-holder",
     "integration_owner": "integration-owner",
     "catalog_owner": "catalog-owner",
+    "agent_owner": "agent-owner",
     "client_implementer": "client-implementer",
     "on_call": "on-call-pager",
     "outcome_owner": "outcome-owner",
@@ -61,6 +63,18 @@ def test_every_alert_has_a_firing_and_a_silent_case() -> None:
         silent = re.search(rf"alertname: {alert}, exp_alerts: \[\]", tests)
         assert firing, alert
         assert silent, alert
+
+
+def test_an_agent_that_never_refreshes_is_not_a_server_that_changed() -> None:
+    """The catalog alerts split on the call reason the processor writes for a catalog older than
+    its maximum age (core.contract: ``catalog_`` + the catalog reason): exactly one alert takes
+    it, the other takes every other stale catalog."""
+    overdue = f"catalog_{Reason.REFRESH_OVERDUE}"
+    text = RULES.read_text()
+    rules = dict(re.findall(r"- alert: (\w+)\n\s+expr: \|\n((?:\s{10}.*\n)+)", text))
+    assert f'mcp_health_reason="{overdue}"' in rules["McpCatalogRefreshOverdue"]
+    assert f'mcp_health_reason!="{overdue}"' in rules["McpStaleCatalog"]
+    assert alert_owners()["McpCatalogRefreshOverdue"] != alert_owners()["McpStaleCatalog"]
 
 
 def test_amtool_accepts_the_alertmanager_config() -> None:
@@ -130,6 +144,27 @@ def test_dashboards_type_check_with_strict_tsc(tmp_path: Path) -> None:
 
 def _prometheus_label(attribute: str) -> str:
     return attribute.replace(".", "_")
+
+
+def test_dashboards_and_alerts_group_by_the_whole_exported_server_label() -> None:
+    """A query that groups by a server groups by its whole exported label (docs/model.md#scope:
+    ``server.address``, ``server.port``, ``mcp_health.server.name``), so two servers behind one
+    host (two ports) or one port (two names) are never summed into one row, and the collector
+    keeps all three dimensions."""
+    label = {_prometheus_label(a) for a in (A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME)}
+    config = (COLLECTOR_DIR / "otelcol.yaml").read_text()
+    assert {A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME} <= set(
+        re.findall(r"- name: ([a-z_]+\.[a-z_.]+)\n", config)
+    )
+    for path in (DASHBOARDS_DIR / "mcp-health.json", RULES):
+        groups = [
+            {name.strip() for name in group.split(",")}
+            for group in re.findall(r"by \(([^)]*)\)", path.read_text())
+        ]
+        by_server = [group for group in groups if group & label]
+        assert by_server, path
+        for group in by_server:
+            assert label <= group, (path.name, sorted(group))
 
 
 def test_every_name_the_operator_side_uses_is_the_products() -> None:

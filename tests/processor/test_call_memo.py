@@ -172,6 +172,7 @@ def test_the_judgements_are_bounded() -> None:
 
 
 _NOT_SERVER_KEYS = [name for name in _NAMES if name not in _memo.SERVER_KEYS]
+_KNOWN = _spans.ServerId("label\x00f", ((A.SERVER_NAME, "f"),))
 _SERVER_VALUES = st.one_of(
     _VALUES, st.sampled_from(["127.0.0.1", "443", "x" * 300, "mcp.example.test", 443, 0, True])
 )
@@ -181,10 +182,10 @@ _SERVER_VALUES = st.one_of(
 @given(
     st.fixed_dictionaries({}, optional=dict.fromkeys(_memo.SERVER_KEYS, _SERVER_VALUES)),
     st.lists(st.dictionaries(st.sampled_from(_NOT_SERVER_KEYS), _VALUES, max_size=6), max_size=3),
-    st.sampled_from([None, "fallback"]),
+    st.sampled_from([None, _KNOWN, _spans.ServerId("target\x00k", ())]),
 )
 def test_the_server_memo_equals_the_identity_it_memoizes(
-    listed: dict[str, Any], others: list[dict[str, Any]], fallback: str | None
+    listed: dict[str, Any], others: list[dict[str, Any]], fallback: _spans.ServerId | None
 ) -> None:
     """Spans that agree on :data:`SERVER_KEYS` (values and types) share an identity, whatever
     else they carry; the memoized answer is always the fresh one."""
@@ -199,8 +200,27 @@ def test_the_server_memo_equals_the_identity_it_memoizes(
 
 def test_server_identities_of_equal_values_of_different_types_differ() -> None:
     memo = _memo.CallMemo()
-    assert memo.server({A.SERVER_ADDRESS: "h", A.SERVER_PORT: 1}, None) == "h:1"
-    assert memo.server({A.SERVER_ADDRESS: "h", A.SERVER_PORT: True}, None) == "h"
-    assert memo.server({A.SERVER_NAME: "n"}, "f") == "n"
-    assert memo.server({}, "f") == "f"
-    assert memo.server({A.SERVER_PORT: [1]}, "f") == "f"  # unhashable: not memoized
+    labelled = memo.server({A.SERVER_ADDRESS: "h", A.SERVER_PORT: 1}, None)
+    assert labelled == _spans.ServerId(
+        "label\x00h:1", ((A.SERVER_ADDRESS, "h"), (A.SERVER_PORT, 1))
+    )
+    port_flag = memo.server({A.SERVER_ADDRESS: "h", A.SERVER_PORT: True}, None)
+    assert port_flag is not None
+    assert port_flag.key == "label\x00h"
+    assert memo.server({}, _KNOWN) == _KNOWN
+    assert memo.server({A.SERVER_PORT: [1]}, _KNOWN) == _KNOWN  # unhashable: not memoized
+
+
+def test_the_target_key_tells_servers_of_one_label_apart() -> None:
+    """Two gateway paths on one host and port: one exported label, two identities; a span that
+    does not repeat the target key keeps the one its session learned."""
+    memo = _memo.CallMemo()
+    label = {A.SERVER_ADDRESS: "h", A.SERVER_PORT: 1, A.SERVER_NAME: "n"}
+    github = memo.server({**label, A.SERVER_TARGET_KEY: "a"}, None)
+    jira = memo.server({**label, A.SERVER_TARGET_KEY: "b"}, None)
+    assert github is not None
+    assert jira is not None
+    assert github.key != jira.key
+    assert github.labels == jira.labels
+    assert github.label_attributes() == label
+    assert memo.server({A.SERVER_ADDRESS: "h", A.SERVER_PORT: 1}, github) == github

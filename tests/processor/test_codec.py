@@ -24,6 +24,7 @@ from otel_mcp_health.core.evidence import (
     EffectEvidence,
     ExecutionEvidence,
     HandshakeEvidence,
+    InstallCheck,
     OutcomeEvidence,
     Page,
     ProgressEvent,
@@ -207,6 +208,24 @@ def test_a_contract_finding_round_trips(check: ToolCallCheck) -> None:
 def test_a_digest_round_trips(digest: str | None, error: str | None, of: Any) -> None:
     attrs = _codec.encode_digest(digest, error, of=of)
     assert _codec.decode_digest(attrs, of=of) == (digest, error)
+
+
+@given(
+    st.builds(
+        InstallCheck,
+        installed=st.integers(0, 10_000),
+        discovered=st.integers(0, 10_000),
+        changed=_NAMES,
+        unlisted=_NAMES,
+        discovery_digest=st.none() | _TEXT,
+    )
+)
+def test_an_install_comparison_round_trips(check: InstallCheck) -> None:
+    assert _codec.decode_install_check(_codec.encode_install_check(check)) == check
+
+
+def test_an_install_compared_with_nothing_decodes_as_none() -> None:
+    assert _codec.decode_install_check(_codec.encode_digest("sha256:x", None, of="client")) is None
 
 
 def test_a_passed_contract_check_decodes_as_no_finding() -> None:

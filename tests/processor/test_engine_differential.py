@@ -1,18 +1,24 @@
-"""The incremental engine gives exactly the verdicts of the full derivation.
+"""The processor's incremental verdicts equal an oracle's re-derivation from the whole history.
 
-The engine memoizes each session's handshake facts and catalog verdict and judges a call from
-those plus the call's own evidence; the oracle (``full_derivation.FullDerivation``, in the tests
-only) re-derives the whole session for every span (the former algorithm). The same recorded spans
-are replayed into both, and every exported attribute and metric value must be equal: over every
-row of the parity scenario table and over a hypothesis stream of sessions (handshakes, pages,
-signals, installs, calls, ends), three sessions of which may name the same server and so share its
-catalog state.
+The processor keeps per session and per server only what the next span needs, and memoizes
+judgements. The oracle (``contract_oracle.ContractOracle``, tests only) shares none of that code:
+it keeps every span it was given and, for each one, derives the verdict attributes afresh from
+docs/model.md (the session's handshake, traversals, signals, installs and calls, the server each
+session names, inheritance from the server's traversals, who could hear a change, spans after a
+session's end) with the pure core classifiers. The same recorded spans are replayed into the
+unmodified ``McpHealthSpanProcessor`` and into the oracle, and every verdict attribute the oracle
+derives must be exported as it derived it: over every row of the parity scenario table and over
+a hypothesis stream of up to four sessions of up to three servers.
+
+Separately, the processor with its memos and the processor without them (every call decoded and
+judged afresh, every catalog verdict classified afresh) export the same spans and metrics.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -24,17 +30,30 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from tests.processor.full_derivation import install as install_full_derivation
+from opentelemetry.trace import SpanKind
+from tests.processor.contract_oracle import SUPPORTED_VERSIONS, ContractOracle, expected, judged
 from tests.processor.test_parity import SCENARIOS, Scenario, emit
 from tests.support.processor_helpers import DIGEST, OTHER_DIGEST, SessionSpans
 
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
-from otel_mcp_health.core.evidence import AuthorizationEvidence, ExecutionEvidence, Page
+from otel_mcp_health.core.catalog import CatalogResult, classify_catalog
+from otel_mcp_health.core.evidence import (
+    AuthorizationEvidence,
+    ExecutionEvidence,
+    HandshakeEvidence,
+    InstallCheck,
+    Page,
+    TransportEvidence,
+)
 from otel_mcp_health.core.reasons import Reason
-from otel_mcp_health.core.vocabulary import OutcomeResult
+from otel_mcp_health.core.vocabulary import AuthError, OutcomeResult, TransportOutcome
 from otel_mcp_health.processor import McpHealthSpanProcessor
+from otel_mcp_health.processor._memo import CallMemo, Decoded, decode
+from otel_mcp_health.processor._sessions import Session
 from otel_mcp_health.processor._spans import INSTRUMENTATION_SCOPE
+
+MAX_AGE_S = 300.0
 
 
 class _Collect(SpanProcessor):
@@ -57,17 +76,34 @@ class _Recorder:
         self.tracer = self.provider.get_tracer(INSTRUMENTATION_SCOPE)
 
 
-def _replay(spans: list[ReadableSpan], *, incremental: bool) -> tuple[list[Any], Any]:
-    exporter = InMemorySpanExporter()
-    reader = InMemoryMetricReader()
-    processor = McpHealthSpanProcessor(
-        SimpleSpanProcessor(exporter), meter_provider=MeterProvider(metric_readers=[reader])
+class _Unmemoized(CallMemo):
+    """Decodes and judges every call afresh and classifies every catalog afresh."""
+
+    def decoded(self, attrs: _codec.Attributes) -> Decoded:
+        return decode(attrs)  # a new shape each time: no judgement is ever found in it
+
+    def catalog_result(self, session: Session, now: int | None, max_age_s: float) -> CatalogResult:
+        return classify_catalog(session.catalog(now, max_age_s))
+
+
+def _processor(exporter: InMemorySpanExporter, reader: InMemoryMetricReader) -> Any:
+    return McpHealthSpanProcessor(
+        SimpleSpanProcessor(exporter),
+        meter_provider=MeterProvider(metric_readers=[reader]),
+        catalog_max_age_s=MAX_AGE_S,
+        supported_versions=SUPPORTED_VERSIONS,
+        session_idle_s=1e7,  # no idle expiry: the oracle knows nothing of the store's bounds
     )
-    if not incremental:
-        install_full_derivation(processor)
+
+
+def _replay(spans: list[ReadableSpan], *, memoized: bool = True) -> tuple[list[Any], Any]:
+    exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
+    processor = _processor(exporter, reader)
+    if not memoized:
+        processor._engine._memo = _Unmemoized()
     for span in spans:
         processor.on_end(span)
-    exported = [(s.name, dict(s.attributes or {})) for s in exporter.get_finished_spans()]
+    exported = list(exporter.get_finished_spans())
     data = reader.get_metrics_data()
     points = []
     if data is not None:
@@ -80,39 +116,96 @@ def _replay(spans: list[ReadableSpan], *, incremental: bool) -> tuple[list[Any],
     return exported, sorted(points, key=str)
 
 
+def _describe(span: ReadableSpan) -> str:
+    a = span.attributes or {}
+    shown = {
+        k.removeprefix("mcp_health."): v
+        for k, v in a.items()
+        if k
+        in {
+            A.SERVER_TARGET_KEY,
+            A.SESSION_CAPABILITY_TOOLS_LIST_CHANGED,
+            A.MCP_PROTOCOL_VERSION,
+            A.CATALOG_PAGE_INDEX,
+            A.CATALOG_DIGEST,
+            A.CATALOG_CLIENT_DIGEST,
+            A.HTTP_RESPONSE_STATUS_CODE,
+        }
+        or k.startswith(("mcp_health.catalog.cursor", "mcp_health.catalog.page"))
+    }
+    start = (span.start_time or 0) / 1e9
+    return f"{a.get(A.SESSION_KEY)} {span.name} @{start:.1f}s {shown}"
+
+
+def assert_oracle_agrees(spans: list[ReadableSpan]) -> None:
+    """Every span the processor exports carries the verdict attributes the oracle derives."""
+    exported, _ = _replay(spans)
+    by_id = {s.context.span_id: s for s in exported if s.context is not None}
+    oracle = ContractOracle(max_age_s=MAX_AGE_S)
+    for index, span in enumerate(spans):
+        verdicts = oracle.judge(span)
+        if verdicts is None:
+            continue
+        assert span.context is not None
+        want = expected(span, verdicts)
+        got = judged(by_id[span.context.span_id].attributes)
+        if got != want:
+            trail = "\n".join(f"  {i:2} {_describe(s)}" for i, s in enumerate(spans[: index + 1]))
+            diff = {
+                k: (got.get(k), want.get(k))
+                for k in sorted(set(got) | set(want))
+                if got.get(k) != want.get(k)
+            }
+            pytest.fail(
+                f"span {index} ({_describe(span)}): processor vs oracle {diff}\nstream:\n{trail}"
+            )
+
+
 def _assert_same(record: Callable[[_Recorder], None]) -> None:
     recorder = _Recorder()
     record(recorder)
     spans = recorder.collect.spans
-    assert _replay(spans, incremental=True) == _replay(spans, incremental=False)
+    assert_oracle_agrees(spans)
+    memoized, memoized_points = _replay(spans)
+    fresh, fresh_points = _replay(spans, memoized=False)
+    assert [dict(s.attributes or {}) for s in memoized] == [dict(s.attributes or {}) for s in fresh]
+    assert memoized_points == fresh_points
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.id for s in SCENARIOS])
-def test_every_scenario_row_is_judged_identically(scenario: Scenario) -> None:
+def test_every_scenario_row_is_judged_as_the_oracle_judges_it(scenario: Scenario) -> None:
     _assert_same(lambda recorder: emit(scenario, recorder))  # type: ignore[arg-type]
 
 
 # ----------------------------------------------------------------------------------------------
-# A hypothesis stream of sessions
+# A hypothesis stream of sessions and servers
 # ----------------------------------------------------------------------------------------------
 _CURSORS = st.sampled_from([None, "c1", "c2", "c3"])
+_CHANNELS = st.sampled_from([None, None, A.CHANNEL_HTTP_GET_STREAM, A.CHANNEL_LISTEN_STREAM])
 _HANDSHAKE = st.fixed_dictionaries(
     {
         "kind": st.just("handshake"),
         "list_changed": st.booleans(),
         "tools": st.booleans(),
         "negotiated": st.sampled_from(["2025-11-25", "1999-01-01", None]),
-        # the server the session names: sessions of one server share its catalog state
-        "server": st.sampled_from(["a", "b", None]),
+        # a re-handshake names its slot's server again (a session never changes servers), or
+        # none at all; sessions of one server share its catalog state
+        "server": st.sampled_from(["same", "same", None]),
+        "status": st.sampled_from([200, 200, 200, 401]),  # a 401 fails the handshake
+        # where it hears list_changed (None: its own stream, over stdio or SSE)
+        "channel": _CHANNELS,
     }
 )
 _PAGE = st.fixed_dictionaries(
     {
         "kind": st.just("page"),
+        # next: the session's traversal goes on (a new one starts when none is open), its last
+        # page when ``done``; fail: the next page failed; any: random cursors (gaps, loops)
+        "shape": st.sampled_from(["next", "next", "next", "next", "next", "fail", "any"]),
+        "done": st.booleans(),
         "cursor": _CURSORS,
         "next": _CURSORS,
-        "fail": st.booleans(),
-        "digest": st.sampled_from([DIGEST, OTHER_DIGEST, None]),
+        "digest": st.sampled_from([DIGEST, DIGEST, DIGEST, DIGEST, OTHER_DIGEST, None]),
     }
 )
 _CALL = st.fixed_dictionaries(
@@ -129,30 +222,83 @@ _CALL = st.fixed_dictionaries(
         "duration": st.sampled_from([0.1, 45.0]),
     }
 )
-_OTHER = st.one_of(
-    st.fixed_dictionaries({"kind": st.just("signal")}),
-    st.fixed_dictionaries(
-        {"kind": st.just("install"), "digest": st.sampled_from([DIGEST, OTHER_DIGEST, None])}
-    ),
-    st.fixed_dictionaries({"kind": st.just("end")}),
+_SIGNAL = st.fixed_dictionaries({"kind": st.just("signal")})
+#: A GET or subscriptions/listen stream of the session attached or ended.
+_CHANNEL = st.fixed_dictionaries({"kind": st.just("channel"), "opened": st.booleans()})
+_END = st.fixed_dictionaries({"kind": st.just("end")})
+_INSTALL = st.fixed_dictionaries(
+    {
+        "kind": st.just("install"),
+        "digest": st.sampled_from([DIGEST, DIGEST, DIGEST, OTHER_DIGEST, None]),
+        # compared tool by tool with a discovery of this many tools (a subset when fewer
+        # are installed), which had this digest; some installed tools changed or unlisted
+        "check": st.none()
+        | st.fixed_dictionaries(
+            {
+                "installed": st.integers(0, 3),
+                "discovered": st.integers(0, 3),
+                "changed": st.sampled_from([(), ("lookup",)]),
+                "unlisted": st.sampled_from([(), ("gone",)]),
+                "digest": st.sampled_from([DIGEST, OTHER_DIGEST, None]),
+            }
+        ),
+    }
+)
+_SLOTS = ("s1", "s2", "s3")
+#: The handshake a slot's sessions open with: mostly of server a.
+_OPENING = st.fixed_dictionaries(
+    {
+        "kind": st.just("handshake"),
+        "list_changed": st.sampled_from([True, True, False]),
+        "tools": st.just(True),
+        "negotiated": st.just("2025-11-25"),
+        "server": st.sampled_from(["a", "a", "b", "c", None]),
+        "status": st.just(200),
+        "channel": _CHANNELS,
+    }
 )
 _EVENT = st.tuples(
-    st.sampled_from(["s1", "s2", "s3"]),
-    st.sampled_from([0.5, 10.0, 400.0]),  # seconds since the previous event (crosses max age)
-    st.one_of(_HANDSHAKE, _PAGE, _CALL, _OTHER),
+    st.sampled_from(_SLOTS),
+    st.sampled_from(
+        [0.5, 0.5, 10.0, 10.0, 400.0]
+    ),  # seconds since the last event (400: past max age)
+    # mostly healthy evidence, so that what one session does shows in another
+    st.one_of(_PAGE, _CALL, _SIGNAL, _PAGE, _CALL, _SIGNAL, _INSTALL, _HANDSHAKE, _END, _CHANNEL),
 )
+#: What may still arrive for a session after its end span (a framework installing the tools it
+#: listed after closing the listing session); anything else starts a new session in its slot.
+_AFTER_END = frozenset({"install"})
 
 
-def _page_attributes(event: dict[str, Any]) -> dict[str, Any]:
+def _page(event: dict[str, Any], previous: str | None) -> Page:
+    """The page an event's shape asks for, after a page whose next cursor was ``previous``."""
+    shape, after = event["shape"], previous or "c1"
+    if shape == "next":
+        started = previous is not None
+        shape = (
+            ("last" if event["done"] else "more")
+            if started
+            else ("whole" if event["done"] else "first")
+        )
+    if shape == "whole":
+        return Page(cursor=None, next_cursor=None)
+    if shape == "first":
+        return Page(cursor=None, next_cursor="c1")
+    if shape == "more":
+        return Page(cursor=after, next_cursor=f"{after}+")
+    if shape == "last":
+        return Page(cursor=after, next_cursor=None)
+    if shape == "fail":
+        return Page(cursor=after, failed=True, error_code=-32602)
+    return Page(cursor=event["cursor"], next_cursor=event["next"])
+
+
+def _page_attributes(page: Page, event: dict[str, Any]) -> dict[str, Any]:
     attrs: dict[str, Any] = {A.MCP_METHOD_NAME: "tools/list", A.EVIDENCE_ORIGIN: "application"}
-    failure = -32602 if event["fail"] else None
-    page = Page(
-        cursor=event["cursor"], next_cursor=event["next"], failed=event["fail"], error_code=failure
-    )
     attrs.update(_codec.encode_page(page))
-    if event["cursor"] is None:
+    if page.cursor is None:
         attrs[A.CATALOG_PAGE_INDEX] = 0
-    if event["next"] is None and event["digest"] is not None:
+    if page.next_cursor is None and not page.failed and event["digest"] is not None:
         attrs[A.CATALOG_DIGEST] = event["digest"]
     return attrs
 
@@ -192,42 +338,251 @@ def _server_attributes(server: str | None) -> dict[str, Any]:
     return {A.SERVER_TARGET_KEY: f"target-{server}", A.SERVER_NAME: f"server-{server}"}
 
 
-def _emit_event(spans: SessionSpans, at: float, event: dict[str, Any]) -> None:
+def _channel_attributes(channel: str | None) -> dict[str, Any]:
+    """Where a handshake's session hears ``list_changed`` (none named: its own stream)."""
+    return {} if channel is None else {A.SESSION_NOTIFICATION_CHANNEL: channel}
+
+
+def _install_attributes(event: dict[str, Any]) -> dict[str, Any]:
+    """An install as a framework hook reports it: its digest (or why it has none) and, when
+    the hook compared it with a discovery, that comparison."""
+    if event["digest"] is None:
+        return {A.CATALOG_DIGEST_ERROR: "tool_not_an_object"}
+    attrs: dict[str, Any] = {
+        A.CATALOG_CLIENT_DIGEST: event["digest"],
+        A.CATALOG_CLIENT_SOURCE: "registered",
+    }
+    check = event["check"]
+    if check is not None:
+        compared = InstallCheck(
+            installed=check["installed"],
+            discovered=check["discovered"],
+            changed=check["changed"],
+            unlisted=check["unlisted"],
+            discovery_digest=check["digest"],
+        )
+        attrs.update(_codec.encode_install_check(compared))
+    return attrs
+
+
+def _failed_handshake(spans: SessionSpans, at: float, event: dict[str, Any]) -> None:
+    """A handshake refused with HTTP 401 (``invalid_token``): no session established."""
+    evidence = HandshakeEvidence(
+        requested_version="2025-11-25",
+        transport=TransportEvidence(
+            outcome=TransportOutcome.OK, http_status=401, request_written=True
+        ),
+        authorization=AuthorizationEvidence(http_status=401, error=AuthError.INVALID_TOKEN),
+    )
+    attrs = {A.MCP_METHOD_NAME: "initialize", A.SESSION_ERA: "initialize"}
+    attrs.update(_codec.encode_handshake(evidence))
+    attrs.update(_server_attributes(event["server"]))
+    spans.emit("initialize", attrs, at)
+
+
+def _emit_event(
+    spans: SessionSpans, at: float, event: dict[str, Any], cursors: dict[str, str | None]
+) -> None:
+    """Emit one event of ``spans``' session (``cursors``: each session's last next cursor)."""
     kind = event["kind"]
-    if kind == "handshake":
+    if kind == "handshake" and event["status"] == 401:
+        _failed_handshake(spans, at, event)
+    elif kind == "handshake":
         spans.handshake(
             start=at,
             negotiated=event["negotiated"],
             list_changed=event["list_changed"],
             tools=event["tools"],
             **_server_attributes(event["server"]),
+            **_channel_attributes(event.get("channel")),
         )
     elif kind == "page":
-        spans.emit("tools/list", _page_attributes(event), at, at + 0.1)
+        page = _page(event, cursors.get(spans.key))
+        cursors[spans.key] = page.next_cursor
+        spans.emit("tools/list", _page_attributes(page, event), at, at + 0.1)
     elif kind == "call":
         attrs = _call_attributes(event)
         spans.call(event["tool"], ok=False, start=at, end=at + event["duration"], **attrs)
     elif kind == "signal":
         spans.signal(at)
+    elif kind == "channel":
+        channel = _codec.encode_channel(A.CHANNEL_HTTP_GET_STREAM, opened=event["opened"])
+        spans.emit(A.CHANNEL_SPAN_NAME, channel, at, kind=SpanKind.INTERNAL)
     elif kind == "install":
-        if event["digest"] is None:
-            spans.emit(A.INSTALL_SPAN_NAME, {A.CATALOG_DIGEST_ERROR: "tool_not_an_object"}, at, at)
-        else:
-            spans.install(at, event["digest"])
+        spans.emit(A.INSTALL_SPAN_NAME, _install_attributes(event), at, kind=SpanKind.INTERNAL)
     else:
         spans.end_session(at)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(events=st.lists(_EVENT, min_size=1, max_size=25))
-def test_a_stream_of_sessions_is_judged_identically(
-    events: list[tuple[str, float, dict[str, Any]]],
+@dataclass
+class _Slots:
+    """Session slots: a slot whose session ended starts a new session (a new key) for anything
+    but what may arrive after an end. A new session that does not start with a handshake gets
+    one first, naming its slot's server (``opening``: its handshake event), so that sessions of
+    one server meet often."""
+
+    recorder: _Recorder
+    opening: dict[str, dict[str, Any]]
+    sessions: dict[str, SessionSpans] = field(default_factory=dict)
+    ended: set[str] = field(default_factory=set)
+    generation: dict[str, int] = field(default_factory=dict)
+    cursors: dict[str, str | None] = field(default_factory=dict)
+
+    def emit(self, slot: str, at: float, event: dict[str, Any]) -> None:
+        kind = event["kind"]
+        if kind == "handshake" and event["server"] == "same":
+            event = {**event, "server": self.opening[slot]["server"]}
+        current = self.sessions.get(slot)
+        if current is None or (current.key in self.ended and kind not in _AFTER_END):
+            generation = self.generation[slot] = self.generation.get(slot, 0) + 1
+            current = self.sessions[slot] = SessionSpans(
+                self.recorder.tracer, key=f"{slot}.{generation}"
+            )
+            if kind != "handshake":
+                _emit_event(current, at - 0.25, self.opening[slot], self.cursors)
+        _emit_event(current, at, event, self.cursors)
+        if kind == "end":
+            self.ended.add(current.key)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    openings=st.fixed_dictionaries(dict.fromkeys(_SLOTS, _OPENING)),
+    events=st.lists(_EVENT, min_size=10, max_size=30),
+)
+def test_a_stream_of_sessions_is_judged_as_the_oracle_judges_it(
+    openings: dict[str, dict[str, Any]], events: list[tuple[str, float, dict[str, Any]]]
 ) -> None:
     def record(recorder: _Recorder) -> None:
-        sessions = {key: SessionSpans(recorder.tracer, key=key) for key in ("s1", "s2", "s3")}
+        slots = _Slots(recorder, openings)
         at = -10_000.0
-        for key, step, event in events:
+        for slot, step, event in events:
             at += step
-            _emit_event(sessions[key], at, event)
+            slots.emit(slot, at, event)
 
     _assert_same(record)
+
+
+# ----------------------------------------------------------------------------------------------
+# The disagreements the oracle found, each as its minimal stream (every session of server a)
+# ----------------------------------------------------------------------------------------------
+def _handshake(*, status: int = 200) -> dict[str, Any]:
+    return {
+        "kind": "handshake",
+        "list_changed": True,
+        "tools": True,
+        "negotiated": "2025-11-25",
+        "server": "a",
+        "status": status,
+    }
+
+
+def _page_event(shape: str, cursor: str | None = None, next_cursor: str | None = None) -> Any:
+    return {"kind": "page", "shape": shape, "cursor": cursor, "next": next_cursor, "digest": DIGEST}
+
+
+def _call_event(**changes: Any) -> dict[str, Any]:
+    call = {
+        "kind": "call",
+        "tool": "create_ticket",
+        "outcome": "ok",
+        "status": 200,
+        "is_error": False,
+        "timed_out": False,
+        "read_only": None,
+        "contract": None,
+        "receipt": None,
+        "duration": 0.1,
+    }
+    return {**call, **changes}
+
+
+#: (id, events, what the last span must carry)
+_FOUND = (
+    (
+        # s1's only traversal ends on a page that closes it with a gap: s2 inherits that
+        # (it read unverifiable / no_discovery: the server never saw the traversal)
+        "traversal-ending-on-a-gap-is-the-servers",
+        [("s1", 1.0, _page_event("any", "c1", None)), ("s2", 1.0, _call_event())],
+        {A.CATALOG_VERDICT: "incomplete", A.CATALOG_REASON: "cursor_gap"},
+    ),
+    (
+        # ... or a loop (it read cursor_remaining: the traversal as its last page but one left it)
+        "traversal-ending-on-a-loop-is-the-servers",
+        [
+            ("s1", 1.0, _page_event("first")),
+            ("s1", 1.0, _page_event("any", "c1", "c1")),
+            ("s1", 1.0, _page_event("any", "c1", None)),
+            ("s2", 1.0, _call_event()),
+        ],
+        {A.CATALOG_VERDICT: "incomplete", A.CATALOG_REASON: "cursor_loop"},
+    ),
+    (
+        # s2 starts a traversal after s1 started one; s1 finishes first: the latest traversal
+        # (the last one started) is unfinished (it read converged: the last page to arrive won)
+        "latest-traversal-is-the-last-started",
+        [
+            ("s1", 1.0, _page_event("first")),
+            ("s2", 1.0, _page_event("first")),
+            ("s1", 1.0, _page_event("last")),
+            ("s3", 1.0, _call_event()),
+        ],
+        {A.CATALOG_VERDICT: "incomplete", A.CATALOG_REASON: "cursor_remaining"},
+    ),
+    (
+        # two traversals complete while both were under way: the one started last (s1's) is
+        # what the core judges against, and the inherited age is its age (it was the age of
+        # s2's, which completed last: 1.0 s)
+        "of-two-complete-traversals-the-last-started-is-the-servers",
+        [
+            ("s2", 1.0, _page_event("first")),
+            ("s1", 1.0, _page_event("first")),
+            ("s1", 1.0, _page_event("last")),
+            ("s2", 1.0, _page_event("last")),
+            ("s3", 1.0, _call_event()),
+        ],
+        {A.CATALOG_VERDICT: "converged", A.CATALOG_INHERITED_AGE_S: 2.0},
+    ),
+    (
+        # a 401 on initialize, then an answered initialize: an authorized exchange succeeded
+        # since, so a call without authorization evidence is not needs_auth (it was)
+        "answered-handshake-clears-an-authorization-failure",
+        [
+            ("s1", 1.0, _handshake(status=401)),
+            ("s1", 1.0, _handshake()),
+            ("s1", 1.0, _page_event("whole")),
+            ("s1", 1.0, _call_event(status=None)),
+        ],
+        {A.VERDICT: "unverified", A.CALL_FIRST_FAILED_LAYER: "none"},
+    ),
+    (
+        # s2 inherits and calls an unknown tool; s1 lists again: that finding was checked
+        # against the older catalog (it kept s2 stale / unknown_tool_called)
+        "new-discovery-of-the-server-clears-an-inheritors-findings",
+        [
+            ("s1", 1.0, _page_event("whole")),
+            ("s2", 1.0, _call_event(contract="unknown_tool")),
+            ("s1", 1.0, _page_event("whole")),
+            ("s2", 1.0, _call_event(contract="ok")),
+        ],
+        {A.CATALOG_VERDICT: "converged", A.VERDICT: "unverified"},
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("events", "last"), [case[1:] for case in _FOUND], ids=[case[0] for case in _FOUND]
+)
+def test_what_the_oracle_found(
+    events: list[tuple[str, float, dict[str, Any]]], last: dict[str, Any]
+) -> None:
+    recorder = _Recorder()
+    slots = _Slots(recorder, {slot: _handshake() for slot in _SLOTS})
+    at = 0.0
+    for slot, step, event in events:
+        at += step
+        slots.emit(slot, at, event)
+    spans = recorder.collect.spans
+    assert_oracle_agrees(spans)
+    exported, _ = _replay(spans)
+    assert {k: (exported[-1].attributes or {}).get(k) for k in last} == last

@@ -258,9 +258,9 @@ async def test_http_verdicts(instrumented: Pipeline) -> None:
     create = instrumented.last("tools/call create_ticket")
     assert verdict(create)[0] == "unverified"
     assert attrs(create)[A.layer_attribute("authorization")] == "passed"
-    # a network server is named by its address: no server name is added to the call
+    # the exported server label: address, port and the handshake's name (docs/model.md#scope)
     assert attrs(create)[A.SERVER_ADDRESS] == "127.0.0.1"
-    assert A.SERVER_NAME not in attrs(create)
+    assert attrs(create)[A.SERVER_NAME] == "health-test-server"
     assert verdict(instrumented.last("tools/call slow"))[0] == "effect_unknown"
     incidents = instrumented.counts(A.METRIC_INCIDENTS, A.VERDICT)
     assert incidents == {"needs_auth": 2, "transport_error": 2, "effect_unknown": 1}

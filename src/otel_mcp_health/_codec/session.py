@@ -14,6 +14,7 @@ from otel_mcp_health._codec._read import (
     read_bool,
     read_float,
     read_int,
+    read_names,
     read_str,
 )
 from otel_mcp_health._codec.call import (
@@ -22,7 +23,14 @@ from otel_mcp_health._codec.call import (
     encode_exchange,
     encode_rpc_code,
 )
-from otel_mcp_health.core.evidence import HandshakeEvidence, Page, ProgressEvent, ProgressEvidence
+from otel_mcp_health.core.bounds import cap_names
+from otel_mcp_health.core.evidence import (
+    HandshakeEvidence,
+    InstallCheck,
+    Page,
+    ProgressEvent,
+    ProgressEvidence,
+)
 from otel_mcp_health.core.facts import HandshakeResult, PageResult
 from otel_mcp_health.core.vocabulary import Era
 
@@ -147,7 +155,29 @@ def encode_handshake_result(
     attrs.update(
         encode_server_identity(result.target_key, result.server_name, result.server_version)
     )
+    if result.channel is not None:
+        attrs[A.SESSION_NOTIFICATION_CHANNEL] = result.channel
     return attrs
+
+
+def encode_channel(channel: str, *, opened: bool) -> dict[str, Any]:
+    """A session's notification channel attached (``opened``) or ended (docs/model.md#scope)."""
+    return {A.SESSION_NOTIFICATION_CHANNEL: channel, A.CHANNEL_OPEN: opened}
+
+
+def decode_channel(attrs: Attributes) -> str:
+    """The notification channel a handshake span names; unnamed, the one its era implies (a
+    ``server/discover`` session hears changes on a ``subscriptions/listen`` stream only)."""
+    channel = read_str(attrs, A.SESSION_NOTIFICATION_CHANNEL)
+    if channel is not None:
+        return channel
+    discover = read_str(attrs, A.SESSION_ERA) == Era.DISCOVER.value
+    return A.CHANNEL_LISTEN_STREAM if discover else A.CHANNEL_SESSION
+
+
+def decode_channel_open(attrs: Attributes) -> bool | None:
+    """On an ``mcp_health.channel`` span: the channel attached (``True``) or ended (``False``)."""
+    return read_bool(attrs, A.CHANNEL_OPEN)
 
 
 def decode_server_key(attrs: Attributes) -> str | None:
@@ -239,6 +269,37 @@ def encode_digest(
 def decode_digest(attrs: Attributes, *, of: DigestOf = "catalog") -> tuple[str | None, str | None]:
     """``(digest, error)`` of a final page (or of an install span, or of one page)."""
     return read_str(attrs, _DIGEST_KEYS[of]), read_str(attrs, A.CATALOG_DIGEST_ERROR)
+
+
+def encode_install_check(check: InstallCheck) -> dict[str, Any]:
+    """An install compared tool by tool with a discovery: the discovery's size and digest, and
+    the names of the installed tools that differ or that it does not list (names only, capped)."""
+    attrs = present(
+        {
+            A.CATALOG_TOOL_COUNT: check.discovered,
+            A.CATALOG_CLIENT_TOOL_COUNT: check.installed,
+            A.CATALOG_DIGEST: check.discovery_digest,
+        }
+    )
+    if check.changed:
+        attrs[A.CATALOG_INSTALL_CHANGED] = cap_names(check.changed)
+    if check.unlisted:
+        attrs[A.CATALOG_INSTALL_UNLISTED] = cap_names(check.unlisted)
+    return attrs
+
+
+def decode_install_check(attrs: Attributes) -> InstallCheck | None:
+    """The comparison an install span carries, or ``None`` when it was compared with nothing."""
+    discovered = read_int(attrs, A.CATALOG_TOOL_COUNT)
+    if discovered is None:
+        return None
+    return InstallCheck(
+        installed=read_int(attrs, A.CATALOG_CLIENT_TOOL_COUNT) or 0,
+        discovered=discovered,
+        changed=read_names(attrs, A.CATALOG_INSTALL_CHANGED),
+        unlisted=read_names(attrs, A.CATALOG_INSTALL_UNLISTED),
+        discovery_digest=read_str(attrs, A.CATALOG_DIGEST),
+    )
 
 
 def encode_progress_notification(

@@ -75,7 +75,7 @@ def _add_call_options(parser: argparse.ArgumentParser) -> None:
         "--verify-file", metavar="PATH[:SHA256]", help="the call must leave this file"
     )
     verify.add_argument(
-        "--verify-http", metavar="URL[:STATUS]", help="after the call, GET URL must answer STATUS"
+        "--verify-http", metavar="URL", help="after the call, GET URL must answer --verify-status"
     )
     verify.add_argument(
         "--outcome-not-required",
@@ -86,6 +86,12 @@ def _add_call_options(parser: argparse.ArgumentParser) -> None:
         "--outcomes",
         metavar="FILE",
         help="choose the call's verifier from this outcome policy (docs/outcomes.md)",
+    )
+    parser.add_argument(
+        "--verify-status",
+        type=int,
+        metavar="STATUS",
+        help="with --verify-http: the status the GET must answer (default 200)",
     )
 
 
@@ -123,7 +129,7 @@ def _outcomes(args: argparse.Namespace) -> OutcomePolicy | None:
     if args.verify_file is not None:
         return parse_file_verifier(args.call, args.verify_file)
     if args.verify_http is not None:
-        return parse_http_verifier(args.call, args.verify_http)
+        return parse_http_verifier(args.call, args.verify_http, args.verify_status)
     return not_required(args.call) if args.outcome_not_required else None
 
 
@@ -140,6 +146,8 @@ def options_from(args: argparse.Namespace) -> CheckOptions:
         raise UsageError("--header applies to --url only")
     if args.call is None and (args.args is not None or _verifier_given(args)):
         raise UsageError("--args and the verifier options need --call TOOL")
+    if args.verify_status is not None and args.verify_http is None:
+        raise UsageError("--verify-status applies to --verify-http only")
     if args.max_pages < 1:
         raise UsageError("--max-pages expects a positive number of pages")
     if args.watch < 0 or args.watch != args.watch:

@@ -41,6 +41,9 @@ class Facts:
 
     pages: int = 0
     tool_count: int = 0
+    #: The tool names of the latest discovery that reached its last page (``None``: none did). A
+    #: ``--call`` of any other name is a typo or a tool the server does not serve.
+    tool_names: tuple[str, ...] | None = None
     #: ``notifications/tools/list_changed`` received during the whole check.
     notifications: int = 0
     rediscovered: int = 0
@@ -107,6 +110,8 @@ async def _discover(client: Client, options: CheckOptions, facts: Facts) -> None
             await client.list_tools(cursor=cursor)
             break
     facts.tool_count = len(tools)
+    if facts.discovery_stopped is None:
+        facts.tool_names = tuple(tool.name for tool in tools)
     # The check's client "installs" what it discovered: the processor then judges the catalog
     # on an ``mcp_health.install`` span even when no tool is called.
     record_installed_tools(client, tools)

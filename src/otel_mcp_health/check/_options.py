@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import json
 import re
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -119,14 +120,41 @@ def parse_file_verifier(tool: str, raw: str) -> OutcomePolicy:
     return _one_entry(tool, "--verify-file", verify="file", path=path, sha256=sha256)
 
 
-def parse_http_verifier(tool: str, raw: str) -> OutcomePolicy:
-    """``URL`` or ``URL:STATUS`` (a three-digit HTTP status): the policy entry
-    ``verify = "http"`` for ``tool``."""
-    head, sep, tail = raw.rpartition(":")
-    url, status = (head, int(tail)) if sep and re.fullmatch(r"[1-5]\d\d", tail) else (raw, 200)
-    if not url.startswith(("http://", "https://")):
-        raise UsageError("--verify-http expects an http:// or https:// URL, optionally :STATUS")
-    return _one_entry(tool, "--verify-http", verify="http", url=_literal(url), status=status)
+def _http_url(url: str) -> urllib.parse.SplitResult | None:
+    """``url`` split, when it is http(s) with a host and a well-formed port (if any)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or not port_ok:
+        return None
+    return parts
+
+
+def parse_http_verifier(tool: str, url: str, status: int | None = None) -> OutcomePolicy:
+    """``--verify-http URL`` (a port is part of the URL) and ``--verify-status STATUS`` (default
+    200): the policy entry ``verify = "http"`` for ``tool``.
+
+    The old ``URL:STATUS`` spelling read ``https://api.example.com:443`` as "expect 443", so a
+    URL whose path ends in ``:`` and three digits is refused with the new spelling, never read
+    either way silently.
+    """
+    parts = _http_url(url)
+    if parts is None:
+        raise UsageError("--verify-http expects an http:// or https:// URL (with its port, if any)")
+    if parts.username is not None or parts.password is not None:
+        raise UsageError("--verify-http: a URL with credentials (user:password@) is not supported")
+    after_host = parts.path or parts.query or parts.fragment  # else a final :NNN is the port
+    if after_host and re.search(r":[1-5]\d\d$", url):
+        raise UsageError(
+            "--verify-http: the expected status is given with --verify-status STATUS, not as "
+            f":{url[-3:]} after the URL (a port goes after the host: https://host:8443/path)"
+        )
+    if status is not None and not 100 <= status <= 599:
+        raise UsageError("--verify-status expects an HTTP status code (100 to 599)")
+    entry = {"verify": "http", "url": _literal(url), "status": 200 if status is None else status}
+    return _one_entry(tool, "--verify-http", **entry)
 
 
 def not_required(tool: str) -> OutcomePolicy:

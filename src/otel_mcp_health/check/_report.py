@@ -157,6 +157,9 @@ def build(spans: Sequence[ReadableSpan], facts: Facts, options: CheckOptions) ->
     report: dict[str, Any] = {"target": options.target, "session": session, "catalog": catalog}
     call = _call(spans, options.call) if options.call is not None else None
     if call is not None:
+        # Whether the server listed the called tool a moment ago (null: no discovery finished).
+        names = facts.tool_names
+        call["listed"] = None if names is None else options.call in names
         report["call"] = call
         verdict, reason, action = call["verdict"], call["reason"], call["nextAction"]
     elif options.call is not None and "verdict" not in session and facts.connected:

@@ -128,8 +128,21 @@ def _catalog_lines(catalog: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _not_listed(report: Mapping[str, Any]) -> tuple[str, str] | None:
+    """What happened and what to do when ``--call`` named a tool the server's listing, made a
+    moment before, does not hold: a typo far more often than a catalog that changed."""
+    call = report.get("call")
+    if call is None or call.get("listed") is not False:
+        return None
+    tool, count = call["tool"], report["catalog"]["toolCount"]
+    todo = f"check the tool's name: {tool!r} is not among the {count} tools the server listed"
+    return f"the server does not list a tool named {tool!r}", todo + " a moment ago"
+
+
 def _call_lines(call: Mapping[str, Any]) -> list[str]:
     lines = [f"call      {call['tool']}: {call['verdict']} ({call['reason']})"]
+    if call.get("listed") is False:
+        lines.append("          not in the tool list the server gave just before the call")
     first = call.get("firstFailedLayer")
     for layer in LAYERS:
         status = str(call["layers"].get(layer.value))
@@ -157,7 +170,7 @@ def render(report: Mapping[str, Any]) -> str:
         lines.append("timeout   the check hit --timeout before it finished")
     if report.get("error"):
         lines.append(f"stopped   on {report['error']} (details not shown: they may hold secrets)")
-    said, todo = NO_VERDICT_WORDS.get(
+    said, todo = _not_listed(report) or NO_VERDICT_WORDS.get(
         str(report["reason"]),
         (VERDICT_WORDS.get(verdict, verdict), NEXT_ACTION_WORDS.get(action, action)),
     )

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from otel_mcp_health.core.digest import DigestError, digest_tools
-from otel_mcp_health.core.evidence import CatalogEvidence, Discovery, JsonObject
+from otel_mcp_health.core.evidence import CatalogEvidence, Discovery, InstallCheck, JsonObject
+from otel_mcp_health.core.install import compare_tools, install_reason
 from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.rules import Decision, Rule, first_match
 from otel_mcp_health.core.traversal import (
@@ -73,6 +74,8 @@ class CatalogFacts:
     client_source: ClientSource
     digest_error: str | None
     tools: tuple[JsonObject, ...] | None
+    #: What the client installed, compared tool by tool with a discovery (when it was).
+    install: InstallCheck | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,6 +99,17 @@ def _digest_or_error(tools: Iterable[JsonObject]) -> tuple[str | None, str | Non
         return None, exc.reason
 
 
+def _compared(
+    client_tools: tuple[JsonObject, ...],
+    tools: tuple[JsonObject, ...] | None,
+    discovered: str | None,
+) -> InstallCheck | None:
+    """The client's tools compared tool by tool with the discovery, when it kept its tools."""
+    if tools is None or discovered is None:
+        return None
+    return compare_tools(client_tools, tools, discovery_digest=discovered)
+
+
 def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
     """Find the latest traversal and its defect, and the digests of the last complete discovery
     and of what the client exposes (by default: that discovery's result)."""
@@ -114,6 +128,7 @@ def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
         elif tools is not None:
             discovered, error = _digest_or_error(tools)
     client: str | None
+    install = evidence.install
     if evidence.client_digest is not None or evidence.client_digest_error is not None:
         client, source = evidence.client_digest, ClientSource.DIGEST
         error = error or evidence.client_digest_error
@@ -121,6 +136,7 @@ def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
         source = ClientSource.REGISTERED
         client, client_error = _digest_or_error(evidence.client_tools)
         error = error or client_error
+        install = _compared(evidence.client_tools, tools, discovered) if error is None else None
     else:
         client, source = discovered, ClientSource.DISCOVERY_RESULT
     return CatalogFacts(
@@ -132,6 +148,7 @@ def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
         client_source=source,
         digest_error=error,
         tools=tools,
+        install=install,
     )
 
 
@@ -197,10 +214,12 @@ def _signal_after_discovery(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
 
 
 def _digest_mismatch(f: CatalogFacts) -> Decision[CatalogVerdict] | None:
-    if f.client_digest != f.discovered_digest:
-        return Decision(
-            CatalogVerdict.STALE, Reason.DIGEST_MISMATCH, NextAction.BOUNDED_REDISCOVERY
-        )
+    if f.install is not None:
+        reason = install_reason(f.install, f.discovered_digest)
+    else:
+        reason = Reason.DIGEST_MISMATCH if f.client_digest != f.discovered_digest else None
+    if reason is not None:
+        return Decision(CatalogVerdict.STALE, reason, NextAction.BOUNDED_REDISCOVERY)
     return None
 
 
@@ -293,7 +312,11 @@ CATALOG_RULES: tuple[Rule[CatalogFacts, CatalogVerdict], ...] = (
     Rule(
         "digest_mismatch",
         (CatalogVerdict.STALE,),
-        "the digest of what the client exposes differs from the last complete discovery",
+        "what the client exposes differs from the last complete discovery: tool by tool when "
+        "the install was compared so (a changed definition, or a comparison with another "
+        "discovery → `digest_mismatch`; an installed tool not listed → "
+        "`installed_tool_unlisted`; none of a non-empty discovery → `nothing_installed`; a "
+        "subset of equal definitions matches), else by the whole digest",
         _digest_mismatch,
     ),
     Rule(

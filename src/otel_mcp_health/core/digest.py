@@ -20,6 +20,11 @@ Recipe (exact, so that any two implementations agree):
 
 The projection version (:data:`DIGEST_PROJECTION`) is recorded beside the digest, not hashed.
 
+A **per-tool digest** (:meth:`CatalogDigester.tool_digests`) is ``sha256:<hex>`` of one projected
+tool's RFC 8785 bytes: the very bytes step 3 joins into the array, so a catalog digest and the
+per-tool digests of its tools come from one canonicalization. An install is compared with a
+discovery tool by tool on these (docs/model.md#catalog).
+
 Anything JCS cannot represent raises :class:`DigestError` with reason
 :data:`REASON_UNREPRESENTABLE` and a short class name as detail (never the offending value).
 
@@ -35,6 +40,11 @@ mutation, and ``==`` is not exact (``True == 1 == 1.0``, and a subclass may defi
 is used. The price is one proof per tool on every digest, the bulk of a warm digest; it is
 measured by ``benchmarks/bench_digest.py`` together with the cold and warm costs. The same bytes
 serve :func:`otel_mcp_health.core.jcs.canonicalize` as the proof its fast path requires.
+
+Bounded in bytes, not only in tools: a proof and a canonical form are each about as large as the
+tool (a tool may be megabytes), so the cache holds at most ``max_bytes`` of them (least recently
+used dropped first; a tool larger than that alone is never cached), and the remembered catalogs'
+keys at most ``max_bytes`` more (shared with the cache while both hold a tool).
 """
 
 from __future__ import annotations
@@ -69,6 +79,9 @@ REASON_TOOLS_NOT_A_LIST: Final = "tools_not_a_list"
 
 #: Default number of tools a :class:`CatalogDigester` remembers.
 DEFAULT_MAX_TOOLS: Final = 4096
+#: Default byte budget of a :class:`CatalogDigester`'s tool cache (keys and canonical bytes), and
+#: of the keys of the catalogs it remembers.
+DEFAULT_MAX_BYTES: Final = 32 * 1024 * 1024
 #: How many whole catalogs (lists of tool keys) a digester remembers the digest of.
 RECENT_CATALOGS: Final = 4
 
@@ -135,29 +148,44 @@ class CatalogDigester:
     its key and only the tools not found are canonicalized. Equal keys mean equal content, so
     neither level can return a stale digest.
 
-    At most ``max_tools`` tools (least recently used dropped first) and :data:`RECENT_CATALOGS`
-    catalogs are remembered; memory is roughly ``max_tools * (proof size + canonical size)``
-    of a tool, a few KiB each, plus the keys of the remembered catalogs. ``max_tools=0``
-    disables caching (no keys are computed then).
+    At most ``max_tools`` tools and ``max_bytes`` of their keys and canonical bytes (least
+    recently used dropped first; a tool whose key and bytes alone exceed ``max_bytes`` is never
+    cached), and :data:`RECENT_CATALOGS` catalogs whose keys total at most ``max_bytes`` are
+    remembered: :attr:`held_bytes` never exceeds ``2 * max_bytes``. ``max_tools=0`` disables
+    caching (no keys are computed then).
     """
 
-    def __init__(self, max_tools: int = DEFAULT_MAX_TOOLS) -> None:
+    def __init__(
+        self, max_tools: int = DEFAULT_MAX_TOOLS, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> None:
         if max_tools < 0:
             raise ValueError("max_tools must be >= 0")
+        if max_bytes < 0:
+            raise ValueError("max_bytes must be >= 0")
         self._max_tools = max_tools
+        self._max_bytes = max_bytes
         self._lock = threading.Lock()
         self._tools: OrderedDict[bytes, _Entry] = OrderedDict()
-        self._recent: list[tuple[list[bytes], str]] = []
+        self._tool_bytes = 0
+        self._recent: list[_Recent] = []
         self.hits = 0
         self.misses = 0
 
     def __len__(self) -> int:
         return len(self._tools)
 
+    @property
+    def held_bytes(self) -> int:
+        """Bytes of keys and canonical forms the cache holds, plus the remembered catalogs' keys
+        and per-tool digests (a key both hold is counted twice: an upper bound)."""
+        with self._lock:
+            return self._tool_bytes + sum(recent.size for recent in self._recent)
+
     def clear(self) -> None:
         """Forget every remembered tool and catalog."""
         with self._lock:
             self._tools.clear()
+            self._tool_bytes = 0
             self._recent.clear()
 
     def _keys(self, items: list[Any]) -> list[bytes | None]:
@@ -188,10 +216,40 @@ class CatalogDigester:
             self.hits += len(items) - len(new)
             self.misses += len(new)
             for key, entry in new:
-                cache[key] = entry
-            while len(cache) > self._max_tools:
-                cache.popitem(last=False)
+                self._remember(key, entry)
         return entries
+
+    def _remember(self, key: bytes, entry: _Entry) -> None:
+        """Cache one tool within both bounds (under the lock)."""
+        size = len(key) + len(entry[1])
+        if size > self._max_bytes or key in self._tools:
+            return
+        cache = self._tools
+        # An exact-size copy: a C encoder's output may keep its whole growth buffer (measured:
+        # 2 MiB of JSON held 32 MiB), which ``len`` does not show and the budget must not miss.
+        cache[key] = (entry[0], bytes(memoryview(entry[1])))
+        self._tool_bytes += size
+        while len(cache) > self._max_tools or self._tool_bytes > self._max_bytes:
+            old_key, (_, old_bytes) = cache.popitem(last=False)
+            self._tool_bytes -= len(old_key) + len(old_bytes)
+
+    def _recall(self, keys: list[bytes | None]) -> _Recent | None:
+        """The remembered catalog of exactly these keys, marked as used (under the lock)."""
+        for index, recent in enumerate(self._recent):
+            if recent.keys == keys:
+                self._recent.insert(0, self._recent.pop(index))
+                self.hits += len(keys)
+                return recent
+        return None
+
+    def _keep(self, recent: _Recent) -> None:
+        """Remember a digested catalog within both bounds (under the lock)."""
+        if recent.size > self._max_bytes:
+            return
+        self._recent.insert(0, recent)
+        del self._recent[RECENT_CATALOGS:]
+        while sum(r.size for r in self._recent) > self._max_bytes:
+            self._recent.pop()
 
     def canonical_bytes(self, tools: Iterable[Mapping[str, Any]]) -> bytes:
         """The RFC 8785 bytes of the projected, sorted catalog (what :meth:`digest` hashes)."""
@@ -207,17 +265,78 @@ class CatalogDigester:
             return _hash(sorted(_entry(tool) for tool in items))
         keys = self._keys(items)
         with self._lock:
-            for index, (recent_keys, recent_digest) in enumerate(self._recent):
-                if recent_keys == keys:
-                    self._recent.insert(0, self._recent.pop(index))
-                    self.hits += len(keys)
-                    return recent_digest
-        result = _hash(sorted(self._entries(items, keys)))
+            recent = self._recall(keys)
+        if recent is not None:
+            return recent.digest
+        entries = sorted(self._entries(items, keys))
+        result = _hash(entries)
         if None not in keys:
             with self._lock:
-                self._recent.insert(0, (keys, result))  # type: ignore[arg-type]
-                del self._recent[RECENT_CATALOGS:]
+                self._keep(_Recent(keys, result))  # type: ignore[arg-type]
         return result
+
+    def tool_digests(self, tools: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+        """Each tool's name -> ``sha256:<hex>`` of its canonical bytes (one of all its different
+        definitions for a repeated name), or :class:`DigestError` (as :meth:`digest`)."""
+        return self.digests(tools)[1]
+
+    def digests(self, tools: Iterable[Mapping[str, Any]]) -> tuple[str, dict[str, str]]:
+        """The catalog digest and the per-tool digests (:meth:`tool_digests`) in one pass: one
+        cache key per tool, one canonicalization per tool not cached."""
+        items = _as_list(tools)
+        if not self._max_tools:
+            entries = sorted(_entry(tool) for tool in items)
+            return _hash(entries), _tool_digests(entries)
+        keys = self._keys(items)
+        with self._lock:
+            recent = self._recall(keys)
+            if recent is not None and recent.tools is not None:
+                return recent.digest, dict(recent.tools)
+        entries = sorted(self._entries(items, keys))
+        found = _tool_digests(entries)
+        digest = recent.digest if recent is not None else _hash(entries)
+        if None not in keys:
+            with self._lock:
+                if recent is None:
+                    recent = _Recent(keys, digest)  # type: ignore[arg-type]
+                    recent.tools = found
+                    self._keep(recent)
+                elif recent.size + _map_size(found) <= self._max_bytes:
+                    recent.tools = found
+        return digest, dict(found)
+
+
+class _Recent:
+    """A digested catalog: its tools' keys, its digest and, once asked for, its per-tool
+    digests; ``size``: the bytes it holds beyond the cache."""
+
+    __slots__ = ("digest", "keys", "tools")
+
+    def __init__(self, keys: list[bytes], digest: str) -> None:
+        self.keys = keys
+        self.digest = digest
+        self.tools: dict[str, str] | None = None
+
+    @property
+    def size(self) -> int:
+        tools = _map_size(self.tools) if self.tools is not None else 0
+        return sum(len(key) for key in self.keys) + tools
+
+
+def _map_size(tools: Mapping[str, str]) -> int:
+    return sum(len(name) + len(digest) for name, digest in tools.items())
+
+
+def _tool_digests(entries: list[_Entry]) -> dict[str, str]:
+    """One digest per name; a name with different definitions: one of them all (as an array)."""
+    grouped: dict[str, list[bytes]] = {}
+    for name, canonical in entries:
+        if canonical not in (found := grouped.setdefault(name, [])):
+            found.append(canonical)
+    one = [
+        (n, f[0] if len(f) == 1 else _assemble([("", b) for b in f])) for n, f in grouped.items()
+    ]
+    return {name: "sha256:" + hashlib.sha256(data).hexdigest() for name, data in one}
 
 
 def _as_list(tools: Iterable[Mapping[str, Any]]) -> list[Any]:
@@ -244,6 +363,16 @@ def digest_tools(tools: Iterable[Mapping[str, Any]]) -> str:
     return DEFAULT_DIGESTER.digest(tools)
 
 
+def tool_digests(tools: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Each tool's per-tool digest under projection ``v1``, via :data:`DEFAULT_DIGESTER`."""
+    return DEFAULT_DIGESTER.tool_digests(tools)
+
+
+def digests(tools: Iterable[Mapping[str, Any]]) -> tuple[str, dict[str, str]]:
+    """The catalog digest and the per-tool digests in one pass, via :data:`DEFAULT_DIGESTER`."""
+    return DEFAULT_DIGESTER.digests(tools)
+
+
 def catalog_bytes(tools: Iterable[Mapping[str, Any]]) -> bytes:
     """The canonical bytes :func:`digest_tools` hashes (for debugging and golden vectors)."""
     return DEFAULT_DIGESTER.canonical_bytes(tools)
@@ -251,6 +380,7 @@ def catalog_bytes(tools: Iterable[Mapping[str, Any]]) -> bytes:
 
 __all__ = [
     "DEFAULT_DIGESTER",
+    "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_TOOLS",
     "DIGEST_PROJECTION",
     "PROJECTED_MEMBERS",
@@ -264,5 +394,7 @@ __all__ = [
     "canonicalize",
     "catalog_bytes",
     "digest_tools",
+    "digests",
     "project_tool",
+    "tool_digests",
 ]

@@ -102,6 +102,20 @@ class ToolCallCheck:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class InstallCheck:
+    """An install compared tool by tool with a discovery (docs/model.md#catalog): how many tools
+    each side has, the installed tools whose definition differs from the discovered one of the
+    same name (``changed``) or that the discovery does not list (``unlisted``), names only, and
+    the catalog digest of the discovery it was compared with."""
+
+    installed: int
+    discovered: int
+    changed: tuple[str, ...] = ()
+    unlisted: tuple[str, ...] = ()
+    discovery_digest: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CatalogEvidence:
     """Everything the catalog rules need to judge catalog convergence for one session."""
 
@@ -114,6 +128,8 @@ class CatalogEvidence:
     client_digest: str | None = None
     #: Why the digest of what the client exposes could not be computed (a reported install).
     client_digest_error: str | None = None
+    #: A reported install already compared with a discovery (an ``mcp_health.install`` span).
+    install: InstallCheck | None = None
     tool_calls: tuple[ToolCallCheck, ...] = ()
 
 

@@ -113,6 +113,8 @@ class HandshakeResult:
     target_key: str | None = None
     server_name: str | None = None
     server_version: str | None = None
+    #: Where the session hears ``list_changed`` (``mcp_health.session.notification_channel``).
+    channel: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

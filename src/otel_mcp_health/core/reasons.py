@@ -22,6 +22,10 @@ class Reason(StrEnum):
     CLOCK_UNOBSERVED = "clock_unobserved"
     SIGNAL_AFTER_DISCOVERY = "signal_after_discovery"
     DIGEST_MISMATCH = "digest_mismatch"
+    #: An installed tool the compared discovery does not list (docs/model.md#catalog).
+    INSTALLED_TOOL_UNLISTED = "installed_tool_unlisted"
+    #: Tools were discovered and none was installed: the model is offered nothing.
+    NOTHING_INSTALLED = "nothing_installed"
     DIGEST_UNAVAILABLE = "digest_unavailable"
     UNKNOWN_TOOL_CALLED = "unknown_tool_called"
     MISSING_REQUIRED_ARGUMENT = "missing_required_argument"

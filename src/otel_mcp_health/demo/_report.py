@@ -27,6 +27,10 @@ LEGEND: Final = "\n".join(
         "        protocol > execution > outcome; protocol-level success counts result envelopes",
         "        (isError included); verified outcomes counts passing verifier receipts (the",
         "        not_required policy is not a receipt)",
+        "        incidents opened counts incidents, not verdicts: calls failing the same way",
+        "        (service + server + first failed layer + reason, docs/model.md#incidents) are one",
+        "        incident, so the two in-process stale_catalog calls make one; healthy, unverified",
+        "        and working open none",
     )
 )
 

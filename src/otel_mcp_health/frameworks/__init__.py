@@ -18,6 +18,7 @@ without a hook). ``McpHealthInstrumentor`` installs and removes them with the SD
 
 from __future__ import annotations
 
+from otel_mcp_health.frameworks._crewai import CREWAI_TOOLS
 from otel_mcp_health.frameworks._google_adk import GOOGLE_ADK
 from otel_mcp_health.frameworks._hooks import Framework, Patch, install, installed, uninstall
 from otel_mcp_health.frameworks._langchain import LANGCHAIN
@@ -33,6 +34,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
     PYDANTIC_AI,
     LLAMA_INDEX,
     MCPADAPT,
+    CREWAI_TOOLS,
     GOOGLE_ADK,
     STRANDS,
     OPENAI_AGENTS,

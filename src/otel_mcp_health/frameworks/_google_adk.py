@@ -23,7 +23,7 @@ import logging
 from typing import Any
 
 from otel_mcp_health.frameworks._hooks import Framework, Patch
-from otel_mcp_health.frameworks._report import report_install
+from otel_mcp_health.frameworks._report import report_install, unexpected
 
 _logger = logging.getLogger(__name__)
 
@@ -53,6 +53,7 @@ def _report(toolset: Any, tools: Any, listing: Any) -> None:
             report_install(source, definitions)
     except Exception:  # the agent's step must go on whatever happens to our record
         _logger.debug("otel-mcp-health: google-adk install not recorded", exc_info=True)
+        unexpected("google-adk", "McpToolset.get_tools returned tools of an unknown shape")
 
 
 def _pooled_session(toolset: Any) -> Any:

@@ -16,12 +16,14 @@ name and keeps only the input properties, CrewAI rewrites the description). The 
 call finish, then reports each session with the MCP definitions adapted from it: the pairs
 ``zip(sessions, mcp_tools)`` that the adapters were handed, before any conversion. A call that
 raises (an adapter that rejects a definition) reports nothing. A filter applied after ``tools()``
-(``MCPServerAdapter(params, *names)``) is not seen here.
+(``MCPServerAdapter(params, *names)``) is not seen here: the crewai-tools hook reports that
+install itself, and this one stands aside (:data:`DEFERRED`).
 """
 
 from __future__ import annotations
 
 import logging
+from contextvars import ContextVar
 from typing import Any
 
 from otel_mcp_health.frameworks._hooks import Framework, in_module
@@ -29,9 +31,14 @@ from otel_mcp_health.frameworks._report import after_await, after_call, report_i
 
 _logger = logging.getLogger(__name__)
 
+#: True while a caller's hook reports what ``MCPAdapt`` adapts itself (it filters afterwards).
+DEFERRED: ContextVar[bool] = ContextVar("otel_mcp_health_mcpadapt_deferred", default=False)
+
 
 def _report(adapt: Any, *_call: Any) -> None:
     """One install per session: the MCP tools ``MCPAdapt`` just adapted from it."""
+    if DEFERRED.get():
+        return
     try:
         pairs = list(zip(adapt.sessions, adapt.mcp_tools, strict=False))
     except Exception:  # not the MCPAdapt this hook knows: nothing to report

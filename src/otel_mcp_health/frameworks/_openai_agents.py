@@ -29,7 +29,7 @@ import logging
 from typing import Any
 
 from otel_mcp_health.frameworks._hooks import Framework, Patch
-from otel_mcp_health.frameworks._report import after_call, report_install
+from otel_mcp_health.frameworks._report import after_call, report_install, unexpected
 
 _logger = logging.getLogger(__name__)
 
@@ -42,6 +42,7 @@ def _report(_util: Any, args: tuple[Any, ...], kwargs: dict[str, Any], _converte
         report_install(getattr(server, "session", None), list(tools))
     except Exception:  # not the signature this hook knows: nothing to report
         _logger.debug("otel-mcp-health: openai-agents install not recorded", exc_info=True)
+        unexpected("openai-agents", "MCPUtil._convert_mcp_tools_to_function_tools changed shape")
 
 
 _convert = after_call(_report)

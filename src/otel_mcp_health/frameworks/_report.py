@@ -28,6 +28,24 @@ def report_install(source: Any, tools: list[Any]) -> None:
         _logger.debug("otel-mcp-health: framework install record failed", exc_info=True)
 
 
+#: (framework, what) pairs already warned about: each unexpected shape is one warning a process.
+_WARNED: set[tuple[str, str]] = set()
+
+
+def unexpected(framework: str, what: str) -> None:
+    """A framework handed a hook something of a shape it does not know: say so once (a warning
+    naming the framework), so an install that goes unrecorded is never silent. Never raises."""
+    if (framework, what) in _WARNED:
+        return
+    _WARNED.add((framework, what))
+    _logger.warning(
+        "otel-mcp-health: %s: %s; these installs are not recorded (the catalog is judged on the "
+        "discovery result).",
+        framework,
+        what,
+    )
+
+
 #: ``report(instance, args, kwargs, result)``: what a hook reports once the wrapped call returned.
 AfterCall = Callable[[Any, tuple[Any, ...], dict[str, Any], Any], None]
 

@@ -18,21 +18,25 @@ with ``on_tools_changed``). With ``on_tools_changed`` the client re-lists into i
 So the registry is the installed set, and only what changes it is an install.
 
 How the hook maps back: it lets ``process_tools`` finish, then, for every ``MCPClient`` whose
-tools the call registered, reports the MCP definitions of all that client's tools now in the
-registry (``MCPAgentTool.mcp_tool``, the raw ``mcp.types.Tool`` whatever ``prefix`` renamed it;
-only what ``tool_filters`` kept) with the client's session
+tools the call registered or that it was handed as a tool provider, reports the MCP definitions
+of all that client's tools now in the registry (``MCPAgentTool.mcp_tool``, the raw
+``mcp.types.Tool`` whatever ``prefix`` renamed it; only what ``tool_filters`` kept, so none when
+the filters hide every tool) with the client's session
 (``MCPAgentTool.mcp_client._background_thread_session``, private). A call that raises (a 401 at
 connect: ``ValueError('Failed to load tool ...')``) reports nothing. Tools registered or
-replaced directly (``register_tool``, ``replace``) are not seen.
+replaced directly (``register_tool``, ``replace``) are not seen, nor is the managed pattern's
+empty list (``Agent(tools=client.list_tools_sync())`` when the filters kept nothing names no
+client).
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
 from otel_mcp_health.frameworks._hooks import Framework, Patch
-from otel_mcp_health.frameworks._report import after_call, report_install
+from otel_mcp_health.frameworks._report import after_call, report_install, unexpected
 
 _logger = logging.getLogger(__name__)
 
@@ -44,12 +48,33 @@ def _mcp_client(tool: Any) -> Any:
     return getattr(tool, "mcp_client", None)
 
 
-def _report(registry: Any, _args: tuple[Any, ...], _kwargs: dict[str, Any], names: Any) -> None:
+def _providers(given: Any) -> list[Any]:
+    """The ``MCPClient`` s handed to ``process_tools`` as tool providers (nested lists included):
+    a client whose filters kept none of its tools registers nothing, yet its install is empty."""
+    module = sys.modules.get("strands.tools.mcp.mcp_client")
+    client_type = getattr(module, "MCPClient", None)
+    if not isinstance(client_type, type):
+        return []
+    found: list[Any] = []
+    pending = [given]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, client_type):
+            found.append(item)
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+    return found
+
+
+def _report(registry: Any, args: tuple[Any, ...], kwargs: dict[str, Any], names: Any) -> None:
     """One install per client touched: all its MCP definitions now in the registry."""
     try:
         tools = dict(registry.registry)
         touched = {id(c): c for n in names if (c := _mcp_client(tools.get(n))) is not None}
+        given = args[0] if args else kwargs.get("tools", ())
+        touched.update((id(client), client) for client in _providers(given))
     except Exception:  # not the ToolRegistry this hook knows: nothing to report
+        unexpected("strands-agents", "ToolRegistry.process_tools is not of a known shape")
         _logger.debug("otel-mcp-health: strands install not readable", exc_info=True)
         return
     for client in touched.values():

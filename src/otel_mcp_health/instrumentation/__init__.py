@@ -108,7 +108,13 @@ from opentelemetry.trace import get_tracer
 
 from otel_mcp_health import _options, verifiers
 from otel_mcp_health import attributes as A
-from otel_mcp_health.instrumentation import _catalog_hooks, _compat, _outcomes, _state
+from otel_mcp_health.instrumentation import (
+    _catalog_hooks,
+    _compat,
+    _outcomes,
+    _servers,
+    _state,
+)
 from otel_mcp_health.package import _instruments
 from otel_mcp_health.version import __version__
 
@@ -159,6 +165,7 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
         _compat.uninstall()
         _state.TELEMETRY = None
         _outcomes.reset()
+        _servers.SERVERS.clear()
         verifiers.uninstall_from_env()  # code registrations and other policies stay
 
 

@@ -12,21 +12,21 @@ from typing import Any
 from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import encode_digest
-from otel_mcp_health.core.catalog import required_properties
+from otel_mcp_health._codec import encode_digest, encode_install_check
 from otel_mcp_health.core.digest import (
     REASON_TOOL_NOT_AN_OBJECT,
     REASON_UNREPRESENTABLE,
     DigestError,
     digest_tools,
+    digests,
 )
 from otel_mcp_health.core.evidence import Page
 from otel_mcp_health.core.facts import CatalogEnd, PageResult
+from otel_mcp_health.core.install import compare_install
 from otel_mcp_health.core.traversal import CursorChain
 from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION, ClientSource
-from otel_mcp_health.instrumentation import _state
+from otel_mcp_health.instrumentation import _servers, _state
 from otel_mcp_health.instrumentation._state import (
-    KnownTool,
     RequestRecord,
     SessionState,
     Telemetry,
@@ -51,14 +51,16 @@ def page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[str
     tools = [t for t in raw_tools if isinstance(t, Mapping)] if isinstance(raw_tools, list) else []
     cursor_h = _cursor_hash(record, cursor)
     next_hash = cursor_hash(next_cursor) if next_cursor is not None else None
-    digested = _digest(tools) if telemetry.digests else (None, None)
+    internal = record.origin == A.ORIGIN_INTERNAL
+    whole = cursor is None and next_cursor is None and not internal  # a one-page traversal
+    digested = _digest(tools, per_tool=whole) if telemetry.digests else (None, None, None)
     page = Page(cursor=cursor_h, next_cursor=next_hash)
-    if record.origin == A.ORIGIN_INTERNAL:
+    if internal:
         index = 0 if cursor is None else None
-        record.observe(PageResult(page, len(tools), *digested, index=index))
+        record.observe(PageResult(page, len(tools), *digested[:2], index=index))
         return
     index, catalog = _advance(telemetry, record.state, (cursor_h, next_hash), tools, digested)
-    record.observe(PageResult(page, len(tools), *digested, index=index, catalog=catalog))
+    record.observe(PageResult(page, len(tools), *digested[:2], index=index, catalog=catalog))
 
 
 def _cursor_hash(record: RequestRecord, cursor: str | None) -> str | None:
@@ -74,7 +76,7 @@ def _advance(
     state: SessionState,
     link: tuple[str | None, str | None],
     tools: list[Mapping[str, Any]],
-    digested: tuple[str | None, str | None],
+    digested: _Digested,
 ) -> tuple[int, CatalogEnd | None]:
     """Walk the session's traversal one page: the page's index and, at the end, the catalog
     (``digested``: this page's digest, or why none, the catalog's when it is the only page)."""
@@ -96,35 +98,31 @@ def _advance(
     state.traversal = None
     if not traversal.chain.intact:
         return index, None
-    state.known_tools = {
-        tool["name"]: _known_tool(tool)
-        for tool in traversal.tools
-        if isinstance(tool.get("name"), str)
-    }
     if not telemetry.digests:
-        return index, CatalogEnd(len(traversal.tools))
-    if index == 0:  # the traversal is this one page: the same tools, the same digest
-        return index, CatalogEnd(len(traversal.tools), DIGEST_PROJECTION, *digested)
-    return index, CatalogEnd(len(traversal.tools), DIGEST_PROJECTION, *_digest(traversal.tools))
+        found: _Digested = (None, None, None)
+        end = CatalogEnd(len(traversal.tools))
+    else:  # one page: the same tools, the same digests
+        found = digested if index == 0 else _digest(traversal.tools, per_tool=True)
+        end = CatalogEnd(len(traversal.tools), DIGEST_PROJECTION, *found[:2])
+    _servers.completed(state, traversal.tools, found[0], found[2])
+    return index, end
 
 
-def _digest(tools: Sequence[Mapping[str, Any]]) -> tuple[str | None, str | None]:
-    """The tools' digest, or why there is none."""
+#: A digest, or why there is none, and the per-tool digests when asked for.
+_Digested = tuple[str | None, str | None, dict[str, str] | None]
+
+
+def _digest(tools: Sequence[Mapping[str, Any]], *, per_tool: bool = False) -> _Digested:
+    """The tools' digest (and per tool, one pass), or why there is none."""
     try:
-        return digest_tools(tools), None
+        if per_tool:
+            digest, per = digests(tools)
+            return digest, None, per
+        return digest_tools(tools), None, None
     except DigestError as exc:
-        return None, exc.reason
+        return None, exc.reason, None
     except (RecursionError, MemoryError, TypeError, ValueError):
-        return None, REASON_UNREPRESENTABLE  # never a digest of a guess
-
-
-def _known_tool(tool: Mapping[str, Any]) -> KnownTool:
-    annotations = tool.get("annotations")
-    hint = annotations.get("readOnlyHint") if isinstance(annotations, Mapping) else None
-    return KnownTool(
-        required=frozenset(required_properties(tool)),
-        read_only=hint if isinstance(hint, bool) else None,
-    )
+        return None, REASON_UNREPRESENTABLE, None  # never a digest of a guess
 
 
 def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
@@ -132,7 +130,10 @@ def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
 
     Whatever ``tools`` holds, the report is never dropped: something that is not a list of tool
     definitions gives a digest error (``tool_not_an_object``), which the processor judges
-    ``unverifiable`` (docs/model.md#catalog).
+    ``unverifiable`` (docs/model.md#catalog). The installed tools are compared tool by tool with
+    the session's (else its server's) last complete discovery (``core.install.compare_install``:
+    a subset of equal definitions matches); the span carries that comparison and which discovery
+    it was made with, never a definition.
     """
     state = _state.session_state(target)
     if state is None:
@@ -145,12 +146,26 @@ def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
         A.CATALOG_CLIENT_TOOL_COUNT: len(projected),
         A.CATALOG_DIGEST_PROJECTION: DIGEST_PROJECTION,
     }
+    per_tool: dict[str, str] | None = None
     if error is None:
-        digest, error = _digest(projected)
+        digest, error, per_tool = _digest(projected, per_tool=True)
         attrs.update(encode_digest(digest, error, of="client"))
     else:
         attrs.update(encode_digest(None, error, of="client"))
+    if per_tool is not None:
+        attrs.update(_compared(state, per_tool))
     telemetry.tracer.start_span(A.INSTALL_SPAN_NAME, kind=SpanKind.INTERNAL, attributes=attrs).end()
+
+
+def _compared(state: SessionState, installed: dict[str, str]) -> dict[str, Any]:
+    """The install (its per-tool digests) compared with the discovery it is judged against, or
+    nothing without one."""
+    found = _servers.discovered(state)
+    if found is None or found.digests is None:
+        return {}
+    return encode_install_check(
+        compare_install(installed, found.digests, discovery_digest=found.digest)
+    )
 
 
 def _wire_tools(tools: Any) -> tuple[list[Mapping[str, Any]], str | None]:

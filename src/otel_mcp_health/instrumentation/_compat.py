@@ -22,6 +22,7 @@ from opentelemetry.instrumentation.utils import unwrap
 from wrapt import wrap_function_wrapper
 
 from otel_mcp_health.instrumentation import _dispatch_wrappers, _http, _v1_wrappers, _wrappers
+from otel_mcp_health.instrumentation import _listen_wrappers as _listen
 from otel_mcp_health.instrumentation._sdk import EVIDENCE, MCP_LINE, installed_version
 from otel_mcp_health.instrumentation._state import Telemetry
 from otel_mcp_health.instrumentation._wrappers import UnboundWrapper
@@ -46,6 +47,7 @@ _DIRECT = "mcp.shared.direct_dispatcher"
 _JSONRPC = "mcp.shared.jsonrpc_dispatcher"
 _HTTP = "mcp.client.streamable_http"
 _STDIO = "mcp.client.stdio"
+_LISTEN = "mcp.client.subscriptions"
 
 #: Both lines: a session's life (registration, clock, duration), then a stdio server's start.
 _SESSION_LIFE = (
@@ -56,6 +58,8 @@ _SESSION_LIFE = (
 _STDIO_PROCESS = Hook(
     _STDIO, "_create_platform_compatible_process", _wrappers.stdio_process, "stdio_transport"
 )
+#: Both lines: an in-process server starts reading its requests (names its sessions' server).
+_SERVER_RUN = Hook("mcp.server.lowlevel.server", "Server.run", _dispatch_wrappers.server_run)
 
 #: mcp 2.x: the dispatcher carries every request (module-level functions are looked up in their
 #: module at call time by the SDK, so patching the module attribute reaches every caller).
@@ -67,6 +71,13 @@ HOOKS_2X: Final = (
     Hook(_SESSION, "ClientSession._on_notify", _wrappers.notified, "list_changed"),
     Hook(_SESSION, "ClientSession._on_request", _wrappers.requested, "elicitation"),
     Hook("mcp.client.client", "Client.call_tool", _wrappers.client_call_tool),
+    Hook(
+        "mcp.client.client",
+        "Client._build_session",
+        _dispatch_wrappers.client_build_session,
+        "in_process_identity",
+    ),
+    _SERVER_RUN,
     Hook(_JSONRPC, "JSONRPCDispatcher.send_raw_request", _dispatch_wrappers.send_raw_request),
     Hook(_DIRECT, "DirectDispatcher.send_raw_request", _dispatch_wrappers.send_raw_request),
     Hook(_DIRECT, "DirectDispatcher._make_context", _dispatch_wrappers.make_context, "request_id"),
@@ -88,6 +99,10 @@ HOOKS_2X: Final = (
         "http_status",
     ),
     Hook("httpx2", "AsyncClient.send", _http.client_send),
+    Hook(_HTTP, "StreamableHTTPTransport.handle_get_stream", _http.handle_get_stream, "get_stream"),
+    Hook(_SESSION, "ClientSession._register_listen_route", _listen.listen_route, "listen"),
+    Hook(_LISTEN, "ListenRoute.set_acked", _listen.listen_acked, "listen"),
+    Hook(_LISTEN, "ListenRoute.settle", _listen.listen_settled, "listen"),
 )
 
 #: mcp 1.x: ``BaseSession.send_request`` carries every request; the HTTP transport runs outside
@@ -110,6 +125,7 @@ HOOKS_1X: Final = (
     ),
     Hook(_SESSION, "ClientSession._received_request", _v1_wrappers.received_request, "elicitation"),
     _STDIO_PROCESS,
+    _SERVER_RUN,
     Hook(
         _HTTP,
         "StreamableHTTPTransport._handle_post_request",
@@ -117,6 +133,7 @@ HOOKS_1X: Final = (
         "http_status",
     ),
     Hook("httpx", "AsyncClient.send", _http.client_send),
+    Hook(_HTTP, "StreamableHTTPTransport.handle_get_stream", _http.handle_get_stream, "get_stream"),
     Hook("mcp.shared.session", "BaseSession._request_id", None, "request_id"),
 )
 

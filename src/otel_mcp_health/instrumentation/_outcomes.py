@@ -44,7 +44,7 @@ from otel_mcp_health.core.evidence import (
 from otel_mcp_health.core.facts import Outcome
 from otel_mcp_health.core.layers import is_silent
 from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED
-from otel_mcp_health.instrumentation import _state
+from otel_mcp_health.instrumentation import _servers, _state
 from otel_mcp_health.instrumentation._sdk import result_is_error
 from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, Slot, Telemetry
 from otel_mcp_health.verifiers import CallContext, Receipt, Verifier, VerifierRunner, verifier_for
@@ -140,7 +140,9 @@ def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> N
 
 
 def _read_only(state: SessionState, name: str) -> bool | None:
-    known = state.known_tools.get(name) if state.known_tools is not None else None
+    """The tool's ``readOnlyHint`` in the session's (else its server's) last discovery."""
+    found = _servers.discovered(state)
+    known = found.tools.get(name) if found is not None else None
     return known.read_only if known is not None else None
 
 

@@ -21,7 +21,7 @@ from otel_mcp_health.core.evidence import Page, ProgressEvent, ToolCallCheck
 from otel_mcp_health.core.facts import OutputSchema, SdkEntered, SdkExit, WriteStarted
 from otel_mcp_health.core.fold import Folded, Records
 from otel_mcp_health.core.reasons import Reason
-from otel_mcp_health.instrumentation import _state
+from otel_mcp_health.instrumentation import _servers, _state
 from otel_mcp_health.instrumentation._sdk import (
     HANDSHAKE_METHODS,
     HTTP_ONLY_EVIDENCE,
@@ -149,15 +149,16 @@ def _is_outer_client_span(span: Any, method: str) -> bool:
 
 
 def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> None:
-    """Call-time contract check (docs/model.md#catalog) against the last complete discovery.
+    """Call-time contract check (docs/model.md#catalog) against the last complete discovery: the
+    session's own, else its server's (a fresh session per call checks as one that listed).
 
     Only the tool name and the *names* of the arguments are looked at; the fact and the missing
     property names go on the span, argument values never leave this function.
     """
-    known = state.known_tools
-    if known is None or not isinstance(name, str):
+    found = _servers.discovered(state) if isinstance(name, str) else None
+    if found is None or not isinstance(name, str):
         return
-    tool = known.get(name)
+    tool = found.tools.get(name)
     if tool is None:
         check = ToolCallCheck(name=cap(name), contract=Reason.UNKNOWN_TOOL_CALLED)
         slot.attributes.update(_codec.encode_tool_call_check(check))

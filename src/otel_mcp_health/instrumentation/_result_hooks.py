@@ -13,7 +13,7 @@ from typing import Any
 
 from otel_mcp_health.core.bounds import cap
 from otel_mcp_health.core.facts import HandshakeResult, Raised, Result
-from otel_mcp_health.instrumentation import _catalog_hooks
+from otel_mcp_health.instrumentation import _catalog_hooks, _session_hooks
 from otel_mcp_health.instrumentation._sdk import (
     HANDSHAKE_METHODS,
     failure_of,
@@ -78,9 +78,10 @@ def _handshake_result(record: RequestRecord, result: Mapping[str, Any]) -> Hands
         negotiated=negotiated,
         tools=isinstance(tools, Mapping),
         list_changed=isinstance(tools, Mapping) and tools.get("listChanged") is True,
-        target_key=state.target_key,
+        target_key=state.server_target(),
         server_name=name,
         server_version=version,
+        channel=_session_hooks.channel_of(record.method, state),
     )
 
 

@@ -45,10 +45,13 @@ EVIDENCE: Final = {
     "progress_token": "progress naming another request's token",
     "output_schema": "the SDK's output-schema verdict",
     "stdio_transport": "network.transport=pipe for stdio sessions",
+    "in_process_identity": "telling apart in-process servers of one name and version",
+    "get_stream": "whether the GET stream that carries list_changed is attached",
+    "listen": "whether a subscriptions/listen stream carries list_changed (2026-07-28)",
 }
 #: Evidence only a streamable HTTP session can miss, and evidence only other sessions can miss.
-HTTP_ONLY_EVIDENCE: Final = frozenset({"http_status"})
-NOT_HTTP_EVIDENCE: Final = frozenset({"stdio_transport"})
+HTTP_ONLY_EVIDENCE: Final = frozenset({"http_status", "get_stream"})
+NOT_HTTP_EVIDENCE: Final = frozenset({"stdio_transport", "in_process_identity"})
 HANDSHAKE_METHODS: Final = {"initialize": Era.INITIALIZE, "server/discover": Era.DISCOVER}
 PROTOCOL_VERSION_META_KEY: Final = "io.modelcontextprotocol/protocolVersion"
 

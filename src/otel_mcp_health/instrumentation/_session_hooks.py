@@ -1,4 +1,5 @@
-"""Hooks of a client session's life: registration, clock, end, notifications, elicitation.
+"""Hooks of a client session's life: registration, clock, end, notifications and the channel
+that carries them, elicitation.
 
 A hook module (the seam's contract: :data:`._wrappers.HOOK_MODULES`). What these hooks record
 belongs to the session, not to one request: its key, transport, clock and server messages.
@@ -8,15 +9,17 @@ from __future__ import annotations
 
 import time
 import weakref
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import encode_waiting_for_user, present
+from otel_mcp_health._codec import encode_channel, encode_waiting_for_user, present
 from otel_mcp_health.core.failures import leaf
-from otel_mcp_health.instrumentation import _state
+from otel_mcp_health.instrumentation import _state, _targets
 from otel_mcp_health.instrumentation._sdk import error_type_of
 from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, Telemetry
 
@@ -28,7 +31,9 @@ def register_session(session: Any) -> None:
     state = SessionState(session_ref=weakref.ref(session), by_wire_id=dispatcher is session)
     _state.SESSIONS[session] = state
     _state.DISPATCHERS[dispatcher] = state
-    inbound = getattr(getattr(session, "_read_stream", None), "_state", None)
+    # The stream the transport answers into (2.x: behind the dispatcher's context wrapper).
+    read_stream = getattr(dispatcher, "_read_stream", None)
+    inbound = getattr(getattr(read_stream, "_inner", read_stream), "_state", None)
     if inbound is not None:
         _state.INBOUND_STREAMS[inbound] = state
     if _state.STDIO_FRAMES:
@@ -37,10 +42,75 @@ def register_session(session: Any) -> None:
     line = _state.STDIO_STREAMS.get(written) if written is not None else None
     if line is not None:
         state.network_transport = "pipe"
-        state.target_key = _state.target_key(line)
+        state.target_key = _targets.target_key(line)
+    elif not _learn_sse(state, dispatcher):
+        _learn_in_process(state, dispatcher)
 
 
-def stdio_spawned(frame: FrameType | None, command: Any, args: Any) -> None:
+def _learn_sse(state: SessionState, dispatcher: Any) -> bool:
+    """A session over the write stream ``sse_client`` yielded talks SSE (docs/model.md#scope):
+    its connecting GET named the server (``tcp``, address, port, target key), and its HTTP
+    client's POSTs carry the session's requests."""
+    pending = _targets.SSE_FRAMES
+    for _ in range(len(pending)):
+        frame, where, client = pending.popleft()
+        written = _targets.stream_state(frame.f_locals.get("write_stream"))
+        if written is None:
+            pending.append((frame, where, client))
+        else:
+            _targets.SSE_STREAMS[written] = (where, client)
+    own = _targets.stream_state(getattr(dispatcher, "_write_stream", None))
+    found = _targets.SSE_STREAMS.get(own) if own is not None else None
+    if found is None:
+        return False
+    where, client = found
+    state.network_transport, state.target_key = "tcp", where.target_key
+    state.server_address, state.server_port = where.address, where.port
+    _targets.SSE_CLIENTS[client] = state
+    return True
+
+
+def _learn_in_process(state: SessionState, dispatcher: Any) -> None:
+    """A session with no transport of its own yet: an in-process server reading its write
+    stream names it once that server runs (:func:`in_process_server`), and mcp 2.x's
+    ``Client(server)`` names it at once (:func:`in_process_client`)."""
+    written = _targets.stream_state(getattr(dispatcher, "_write_stream", None))
+    if written is not None:
+        state.pending_stream = weakref.ref(written)
+
+
+def in_process_server(server: Any, read_stream: Any) -> None:
+    """An in-process server (``Server.run``) reads its requests from ``read_stream``: the
+    session that writes into it talks to that server object (docs/model.md#scope)."""
+    target = _targets.in_process_target(server)
+    read = _targets.stream_state(read_stream)
+    if target is not None and read is not None:
+        _targets.IN_PROCESS_STREAMS[read] = target
+
+
+def in_process_client(session: Any, server: Any) -> None:
+    """mcp 2.x ``Client(server)`` built ``session``: for an in-process ``server`` (not a URL,
+    stdio parameters or a transport), the session talks to that server object."""
+    state = _state.SESSIONS.get(session)
+    if state is None or state.network_transport is not None or not _is_server(server):
+        return
+    target = _targets.in_process_target(server)
+    if target is not None:
+        state.target_key, state.pending_stream = _targets.target_key(target), None
+
+
+def _is_server(candidate: Any) -> bool:
+    """An in-process MCP server object: the low-level ``Server`` or a server wrapping one."""
+    from mcp.server.lowlevel import Server
+
+    return isinstance(candidate, Server) or isinstance(
+        getattr(candidate, "_lowlevel_server", None), Server
+    )
+
+
+def stdio_spawned(
+    frame: FrameType | None, command: Any, args: Any, env: Any = None, cwd: Any = None
+) -> None:
     """``stdio_client`` (the frame awaiting the process, or one of its callers) started a server.
 
     Its write stream exists now (mcp 1.x) or right after the process starts (2.x), as the local
@@ -52,8 +122,10 @@ def stdio_spawned(frame: FrameType | None, command: Any, args: Any) -> None:
         frame = frame.f_back
     if frame is None or frame.f_code.co_name != "stdio_client":
         return
-    line = (command, *args) if isinstance(args, list | tuple) else (command,)
-    _state.STDIO_FRAMES.append((frame, tuple(map(str, line))))
+    argv = tuple(map(str, args)) if isinstance(args, list | tuple) else ()
+    environment = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else None
+    line = _targets.stdio_target(str(command), argv, environment, None if cwd is None else str(cwd))
+    _state.STDIO_FRAMES.append((frame, line))
     _claim_stdio_streams()
 
 
@@ -142,3 +214,103 @@ def waiting_for_user(session: Any, record: RequestRecord | None, waiting: bool) 
         record = open_calls[0] if len(open_calls) == 1 else None
     if record is not None and not record.ended and record.recording:
         record.span.set_attributes(encode_waiting_for_user(waiting))
+
+
+# ----------------------------------------------------------------------------------------------
+# The notification channel: where the session can hear ``list_changed``
+# ----------------------------------------------------------------------------------------------
+# A session hears ``notifications/tools/list_changed`` only while its notification channel is
+# alive (docs/model.md#scope): its own stream while the session is open (stdio, in-process, SSE):
+# nothing to record; over streamable HTTP, the GET stream the SDK attaches in the background after
+# the handshake (it dies with the server process, and the SDK's reconnection then fails); at the
+# 2026-07-28 era, a ``subscriptions/listen`` stream that the client opened and the server
+# acknowledged for tool changes (no agent framework opens one). The handshake span names the
+# channel the session needs (``mcp_health.session.notification_channel``); an
+# ``mcp_health.channel`` span marks each attach (``mcp_health.channel.open = true``) and each end
+# of one, so the span processor counts as listeners only sessions whose channel is alive. A GET
+# stream counts as attached from a 2xx answer to its GET until the SDK's next attempt (it waits
+# about a second after the stream ended), a failed attempt, or the end of its reconnection loop.
+@dataclass(slots=True, eq=False)
+class Channel:
+    """One GET stream or ``subscriptions/listen`` stream of a session, and whether it is open."""
+
+    state: SessionState
+    kind: str
+    open: bool = False
+
+
+#: ``subscriptions/listen`` routes of instrumented sessions -> their channel.
+_ROUTES: weakref.WeakKeyDictionary[Any, Channel] = weakref.WeakKeyDictionary()
+
+
+def channel_of(method: str, state: SessionState) -> str:
+    """The channel a session that shook hands with ``method`` hears ``list_changed`` on."""
+    if method == "server/discover":
+        return A.CHANNEL_LISTEN_STREAM
+    return state.notification_channel
+
+
+def streamable_http(state: SessionState) -> None:
+    """The session talks streamable HTTP: it hears changes on its GET stream only."""
+    state.notification_channel = A.CHANNEL_HTTP_GET_STREAM
+
+
+def get_stream(read_stream_writer: Any) -> Channel | None:
+    """The SDK starts a session's GET stream: the channel, if the session is instrumented
+    (found by the stream the transport answers into, which the session reads)."""
+    inbound = getattr(getattr(read_stream_writer, "_inner", read_stream_writer), "_state", None)
+    state = _state.INBOUND_STREAMS.get(inbound) if inbound is not None else None
+    return Channel(state, A.CHANNEL_HTTP_GET_STREAM) if state is not None else None
+
+
+def get_attempt(telemetry: Telemetry, channel: Channel) -> None:
+    """The GET stream sends a GET: the stream before it, if any, has ended."""
+    channel_closed(telemetry, channel)
+
+
+def get_answered(telemetry: Telemetry, channel: Channel, response: Any) -> None:
+    """The GET was answered: a 2xx attaches the stream (anything else is a failed attempt)."""
+    status = getattr(response, "status_code", None)
+    if isinstance(status, int) and 200 <= status < 300:
+        _channel_mark(telemetry, channel, opened=True)
+
+
+def channel_closed(telemetry: Telemetry, channel: Channel) -> None:
+    """The channel ended (or the SDK stopped trying): mark it once."""
+    if channel.open:
+        _channel_mark(telemetry, channel, opened=False)
+
+
+def listen_route(session: Any, route: Any) -> None:
+    """A ``subscriptions/listen`` route was registered for this session (before its request)."""
+    state = _state.SESSIONS.get(session)
+    if state is not None:
+        _ROUTES[route] = Channel(state, A.CHANNEL_LISTEN_STREAM)
+
+
+def listen_acknowledged(telemetry: Telemetry, route: Any) -> None:
+    """The server acknowledged a listen stream: open when it honoured tool changes and the
+    stream has not already ended."""
+    channel = _ROUTES.get(route)
+    honored = getattr(route, "honored", None)
+    if channel is None or channel.open or getattr(route, "end", None) is not None:
+        return
+    if getattr(honored, "tools_list_changed", None):
+        _channel_mark(telemetry, channel, opened=True)
+
+
+def listen_settled(telemetry: Telemetry, route: Any) -> None:
+    """A listen stream ended (gracefully, lost, or closed by the client)."""
+    channel = _ROUTES.get(route)
+    if channel is not None:
+        channel_closed(telemetry, channel)
+
+
+def _channel_mark(telemetry: Telemetry, channel: Channel, *, opened: bool) -> None:
+    """One INTERNAL span, a root of its own (the channel belongs to no request)."""
+    channel.open = opened
+    attrs = {A.SESSION_KEY: channel.state.key}
+    attrs.update(encode_channel(channel.kind, opened=opened))
+    telemetry.tracer.start_span(
+        A.CHANNEL_SPAN_NAME, context=Context(), kind=SpanKind.INTERNAL, attributes=attrs
+    ).end()

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry.metrics import Histogram
 from opentelemetry.trace import Span, Tracer
@@ -45,6 +45,10 @@ from otel_mcp_health.core.facts import Fact
 from otel_mcp_health.core.fold import Records, records
 from otel_mcp_health.core.observations import Observed
 from otel_mcp_health.core.traversal import CursorChain
+from otel_mcp_health.instrumentation import _targets
+
+if TYPE_CHECKING:  # a session holds its discovery; the registry of them imports this module
+    from otel_mcp_health.instrumentation._servers import Discovered
 
 #: Per-process key of the cursor hash: equal cursors hash equal inside one process, and a hash
 #: cannot be reversed or compared across processes.
@@ -58,20 +62,15 @@ def cursor_hash(cursor: str) -> str:
     ).hexdigest()[:16]
 
 
-def target_key(target: tuple[str, ...]) -> str:
-    """Keyed hash of a transport target (a stdio command line, or a URL's parts without its
-    query), 16 hex digits: names a server within this process, never reveals the target."""
-    material = "\x00".join(("target", *target)).encode("utf-8", "surrogatepass")
-    return hmac.new(_CURSOR_KEY, material, hashlib.sha256).hexdigest()[:16]
-
 
 #: Duration label sets a session keeps (distinct method, tool and error type combinations).
 _MAX_LABEL_SETS = 256
-#: Open labels of the duration histograms: the common ones (:data:`A.OPEN_LABELS`), and the two
-#: only these carry: ``error.type`` (an exception's class name can be anything) and the negotiated
-#: protocol version. The processor's counters add ``mcp_health.server.name`` instead
-#: (``processor.metrics.OPEN_LABELS``). Their order does not matter: each is bounded on its own.
-OPEN_LABELS = (*A.OPEN_LABELS, A.ERROR_TYPE, A.MCP_PROTOCOL_VERSION)
+#: Open labels of the duration histograms: the common ones (:data:`A.OPEN_LABELS`), the server
+#: name (with address and port, the server's exported label; the processor's counters carry it
+#: too, ``processor.metrics.OPEN_LABELS``), and the two only these carry: ``error.type`` (an
+#: exception's class name can be anything) and the negotiated protocol version. Their order does
+#: not matter: each is bounded on its own.
+OPEN_LABELS = (*A.OPEN_LABELS, A.SERVER_NAME, A.ERROR_TYPE, A.MCP_PROTOCOL_VERSION)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -93,14 +92,6 @@ class Telemetry:
 
 #: Set by ``_instrument``, cleared by ``_uninstrument``.
 TELEMETRY: Telemetry | None = None
-
-
-@dataclass(slots=True, frozen=True)
-class KnownTool:
-    """What the call-time contract check needs from one discovered tool (names only)."""
-
-    required: frozenset[str]
-    read_only: bool | None
 
 
 @dataclass(slots=True)
@@ -128,11 +119,20 @@ class SessionState:
     protocol_version: str | None = None
     server_name: str | None = None
     server_version: str | None = None
-    #: :func:`target_key` of the session's transport target (``None`` in-process).
+    #: :func:`target_key` of the session's transport target (``None`` until known: read it
+    #: through :meth:`server_target`).
     target_key: str | None = None
+    #: In-process: the shared state of the session's write stream, until the server that reads
+    #: it is known (it starts after the session exists: :data:`._targets.IN_PROCESS_STREAMS`).
+    pending_stream: weakref.ref[Any] | None = None
+    #: Where the session hears ``list_changed`` (:mod:`._session_hooks`): its own stream unless
+    #: it talks streamable HTTP (its GET stream).
+    notification_channel: str = A.CHANNEL_SESSION
     started_ns: int | None = None
     traversal: Traversal | None = None
-    known_tools: dict[str, KnownTool] | None = None
+    #: The session's own last complete application discovery (``_servers.discovered`` falls
+    #: back on its server's).
+    discovered: Discovered | None = None
     #: A ``server/discover`` probe answered with an error, and when it ended (``time_ns``): its
     #: span waits for the session's next request, which tells whether a fallback superseded it
     #: (:meth:`release_probe`).
@@ -191,7 +191,15 @@ class SessionState:
 
     def _refresh(self) -> None:
         version = self.current_protocol_version()
-        built_from = (version, self.network_transport, self.server_port, self.session_id)
+        target = self.server_target()
+        built_from = (
+            version,
+            self.network_transport,
+            self.server_port,
+            self.session_id,
+            target,
+            self.server_name,
+        )
         if built_from == self._built_from:
             return
         connection = Connection(
@@ -201,7 +209,12 @@ class SessionState:
             server_port=self.server_port,
         )
         self._connection = encode_connection(connection)
+        # The server's exported label: address and port (above) and the handshake's name.
+        if self.server_name is not None:
+            self._connection[A.SERVER_NAME] = self.server_name
         start = {A.SESSION_KEY: self.key, **self._connection}
+        if target is not None:
+            start[A.SERVER_TARGET_KEY] = target
         if self.network_transport == "tcp":
             start[A.NETWORK_PROTOCOL_NAME] = "http"
         if self.session_id is not None:
@@ -215,9 +228,22 @@ class SessionState:
         version = getattr(session, "protocol_version", None)
         return version if isinstance(version, str) else self.protocol_version
 
+    def server_target(self) -> str | None:
+        """The session's :attr:`target_key`, learned now if it is an in-process session whose
+        server has started reading its write stream."""
+        pending = self.pending_stream
+        if self.target_key is None and pending is not None:
+            stream = pending()
+            target = _targets.IN_PROCESS_STREAMS.get(stream) if stream is not None else None
+            if target is not None:
+                self.target_key = _targets.target_key(target)
+            if target is not None or stream is None:
+                self.pending_stream = None
+        return self.target_key
+
     def server_identity(self) -> dict[str, Any]:
         """What names this session's server on an install span (docs/model.md#scope)."""
-        return encode_server_identity(self.target_key, self.server_name, self.server_version)
+        return encode_server_identity(self.server_target(), self.server_name, self.server_version)
 
     def release_probe(self, *, superseded: bool) -> None:
         """End the held probe's span at the time it ended; ``superseded``: the session's fallback
@@ -340,11 +366,12 @@ SLOT: ContextVar[Slot | None] = ContextVar("otel_mcp_health_slot", default=None)
 #: True inside ``call_tool``: a ``tools/list`` issued there is the SDK's own (output-schema
 #: refresh, ``Client`` re-list), not an application discovery.
 INTERNAL: ContextVar[bool] = ContextVar("otel_mcp_health_internal", default=False)
-#: ``stdio_client`` frames that spawned a server process, with the server's command line, not yet
+#: ``stdio_client`` frames that spawned a server process, with its ``_targets.stdio_target``, not
 #: matched to their write stream (mcp 2.x creates the streams after the process). Read at the next
 #: session registration, then dropped; a frame whose streams never appear is pushed out.
 STDIO_FRAMES: deque[tuple[FrameType, tuple[str, ...]]] = deque(maxlen=16)
-#: The shared state of a write stream that ``stdio_client`` yielded -> the server's command line
-#: (in memory only: arguments may hold secrets). A session is a pipe exactly when its own write
-#: stream is one of these: a transport identity is a session's own, never its context's.
+#: The shared state of a write stream that ``stdio_client`` yielded -> its :func:`stdio_target`
+#: (in memory only: arguments and environment values may hold secrets). A session is a pipe
+#: exactly when its own write stream is one of these: a transport identity is a session's own,
+#: never its context's.
 STDIO_STREAMS: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()

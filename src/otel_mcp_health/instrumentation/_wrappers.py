@@ -394,7 +394,7 @@ async def stdio_process(
     caller = sys._getframe(1)  # noqa: SLF001 - the stdio_client frame that owns the streams (the only way to see them)
     process = await wrapped(*args, **kwargs)
     if active(configured) is not None:
-        command, argv = kwargs.get("command"), kwargs.get("args")
+        command, argv, env, cwd = map(kwargs.get, ("command", "args", "env", "cwd"))
         with fence("stdio mark"):
-            _session_hooks.stdio_spawned(caller, command, argv)
+            _session_hooks.stdio_spawned(caller, command, argv, env, cwd)
     return process

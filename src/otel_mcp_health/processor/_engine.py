@@ -95,6 +95,9 @@ class Engine:
     def judge(self, span: ReadableSpan, attrs: Mapping[str, Any], key: str) -> dict[str, Any]:
         """The verdict attributes of one finished span of session ``key`` (may be empty)."""
         with self._lock:
+            late = self.sessions.late(key, span.end_time or 0)
+            if late is not None:
+                return self._judge_late(span, attrs, late)
             session = self.sessions.touch(key, span.end_time or 0)
             verdicts: dict[str, Any] = {}
             if span.name == A.SESSION_END_SPAN_NAME:
@@ -107,43 +110,67 @@ class Engine:
                 self.sessions.release(key)
             return verdicts
 
+    def _judge_late(
+        self, span: ReadableSpan, attrs: Mapping[str, Any], late: Session
+    ) -> dict[str, Any]:
+        """A span of a session that already ended: judged as its server's, in a session that
+        is never stored, so the ended session never comes back (docs/model.md#scope)."""
+        if span.name == A.SESSION_END_SPAN_NAME:
+            return {}
+        if late.server_key is not None:
+            self._join(late, late.server_key)
+        late.server = self._memo.server(attrs, late.server)
+        try:
+            return self._route(span, attrs, late)
+        finally:
+            late.leave()
+
+    def _join(self, session: Session, server: str) -> None:
+        """The session belongs to server ``server`` (its catalog is shared from now on)."""
+        session.server_key = server
+        session.join(self._servers.touch(server))
+
     def _route(
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
     ) -> dict[str, Any]:
         method = _spans.method(attrs)
         if method == TOOLS_CALL:
             verdicts = self._judge_call(span, attrs, session)
-            return _verdicts.with_server_name(verdicts, attrs, session.server)
+            name = session.server.name if session.server is not None else None
+            return _verdicts.with_server_name(verdicts, attrs, name)
         if method == TOOLS_LIST:
             return self._judge_page(span, attrs, session)
-        if method in _HANDSHAKES:
+        if method in _HANDSHAKES or span.name == A.CONNECT_SPAN_NAME:
             return self._judge_handshake(span, attrs, session)
         if method == A.NOTIFICATION_SPAN_METHOD:
             if span.start_time is not None:
                 session.add_signal(span.start_time)
-            return self._judge_catalog(span, attrs, session, method)
+            return self._judge_catalog(span, session, method)
+        if span.name == A.CHANNEL_SPAN_NAME:
+            if (opened := _codec.decode_channel_open(attrs)) is not None:
+                session.channel_changed(opened=opened)
+            return {}
         if span.name == A.RECONCILE_SPAN_NAME:
             return self._judge_reconciliation(span, attrs, session)
         if span.name == A.INSTALL_SPAN_NAME:
             if (server := _codec.decode_server_key(attrs)) is not None:
-                session.join(self._servers.touch(server))
-            session.set_install(*_codec.decode_digest(attrs, of="client"))
-            return self._judge_catalog(span, attrs, session, A.INSTALL_SPAN_NAME)
+                self._join(session, server)
+            digest, error = _codec.decode_digest(attrs, of="client")
+            session.set_install(digest, error, _codec.decode_install_check(attrs))
+            return self._judge_catalog(span, session, A.INSTALL_SPAN_NAME)
         return {}
 
     # ------------------------------------------------------------------------------------------
     # Catalog
     # ------------------------------------------------------------------------------------------
-    def _judge_catalog(
-        self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session, kind: str
-    ) -> dict[str, Any]:
+    def _judge_catalog(self, span: ReadableSpan, session: Session, kind: str) -> dict[str, Any]:
         now = span.end_time
         result = self._memo.catalog_result(session, now, self._max_age_s)
         labels = {
             A.CATALOG_VERDICT: result.verdict.value,
             A.CATALOG_REASON: str(result.reason),
             A.MCP_METHOD_NAME: kind,
-            **_server_labels(attrs, session),
+            **_server_labels(session),
         }
         self._metrics.catalog_verdicts.add(1, labels)
         if (
@@ -153,7 +180,7 @@ class Engine:
         ):
             lag = (now - session.pending_signal) / NS_PER_S
             session.pending_signal = None
-            self._metrics.convergence_lag.record(lag, _server_labels(attrs, session))
+            self._metrics.convergence_lag.record(lag, _server_labels(session))
         return _verdicts.catalog_and_readiness_attributes(result, session.unhealthy_handshake)
 
     def _judge_page(
@@ -174,7 +201,7 @@ class Engine:
         )
         if not final:
             return {}
-        return self._judge_catalog(span, attrs, session, TOOLS_LIST)
+        return self._judge_catalog(span, session, TOOLS_LIST)
 
     # ------------------------------------------------------------------------------------------
     # Handshake
@@ -193,16 +220,18 @@ class Engine:
             ):
                 session.auth_failure = evidence.authorization
         else:
-            session.handshake = evidence
+            session.answered(evidence)
+            session.channel = _codec.decode_channel(attrs)
             if (server := _codec.decode_server_key(attrs)) is not None:
-                session.join(self._servers.touch(server))
+                self._join(session, server)
+            session.update_listening()  # what it advertises now, whatever server it names
             unhealthy = rule in _HANDSHAKE_RULES
             decision = Decision(result.verdict, result.reason, result.next_action)
             session.unhealthy_handshake = decision if unhealthy else None
             if not unhealthy:
                 return {}
         verdicts = _verdicts.handshake_attributes(result)
-        self._open_incident(span, attrs, session, result=result, verdicts=verdicts)
+        self._open_incident(span, session, result=result, verdicts=verdicts)
         return verdicts
 
     # ------------------------------------------------------------------------------------------
@@ -225,12 +254,12 @@ class Engine:
         if result.effect_unknown and span.context is not None:
             silent = SilentCall(call, session.handshake, judged.catalog_verdict)
             self._silent.remember(span.context.span_id, silent)
-        self._count_call(attrs, session, decoded, judged)
+        self._count_call(session, decoded, judged)
         verdicts = dict(judged.verdicts)
         verdicts.update(_verdicts.inherited_attributes(session, span.end_time))
         if summary is not None and summary.count:
             verdicts.update(_verdicts.progress_attributes(summary))
-        self._open_incident(span, attrs, session, result=result, verdicts=verdicts)
+        self._open_incident(span, session, result=result, verdicts=verdicts)
         return verdicts
 
     def _classify_call(
@@ -263,9 +292,7 @@ class Engine:
             judged = self._memo.remember(decoded, context, judgement(call, outcome))
         return judged, summary
 
-    def _count_call(
-        self, attrs: Mapping[str, Any], session: Session, decoded: Decoded, judged: Judged
-    ) -> None:
+    def _count_call(self, session: Session, decoded: Decoded, judged: Judged) -> None:
         """``mcp_health.calls`` and ``mcp_health.outcomes``, through cells kept per judgement."""
         cells = judged.cells.get(session.server)
         if cells is None:
@@ -276,7 +303,7 @@ class Engine:
                 tool=decoded.call.tool or "",
                 receipt=decoded.receipt,
                 method=decoded.method,
-                server=_server_labels(attrs, session),
+                server=_server_labels(session),
             )
         self._metrics.count(cells)
 
@@ -304,7 +331,7 @@ class Engine:
             )
         ).call
         verdicts = _verdicts.call_attributes(result)
-        self._open_incident(span, attrs, session, result=result, verdicts=verdicts)
+        self._open_incident(span, session, result=result, verdicts=verdicts)
         return verdicts
 
     # ------------------------------------------------------------------------------------------
@@ -313,15 +340,16 @@ class Engine:
     def _open_incident(
         self,
         span: ReadableSpan,
-        attrs: Mapping[str, Any],
         session: Session,
         *,
         result: CallResult,
         verdicts: dict[str, Any],
     ) -> None:
-        """Key a non-green verdict as an incident; a healthy call clears its server's incidents."""
+        """Key a non-green verdict as an incident of the session's server (its full identity,
+        process-local: two gateway paths on one host and port are two servers); a healthy call
+        clears that server's incidents only."""
         verdict, layer = result.verdict, result.first_failed_layer
-        server = session.server or _UNKNOWN
+        server = session.server.key if session.server is not None else _UNKNOWN
         if verdict is Verdict.HEALTHY:
             self._incidents.clear_server(server)
             return
@@ -335,7 +363,7 @@ class Engine:
             verdicts[A.RETRY_OVER_BUDGET] = True
         if attempt == 1:
             labels = {A.VERDICT: verdict.value, A.CALL_FIRST_FAILED_LAYER: layer.value}
-            self._metrics.incidents.add(1, {**labels, **_server_labels(attrs, session)})
+            self._metrics.incidents.add(1, {**labels, **_server_labels(session)})
 
     def _service(self, span: ReadableSpan) -> str:
         """``service.name`` of the span's resource (one resource per provider: read once)."""
@@ -355,15 +383,10 @@ def _progress(
     )
 
 
-def _server_labels(attrs: Mapping[str, Any], session: Session) -> dict[str, Any]:
-    address = attrs.get(A.SERVER_ADDRESS)
-    if isinstance(address, str):
-        labels: dict[str, Any] = {A.SERVER_ADDRESS: address}
-        port = attrs.get(A.SERVER_PORT)
-        if isinstance(port, int):
-            labels[A.SERVER_PORT] = port
-        return labels
-    return {A.SERVER_NAME: session.server or _UNKNOWN}
+def _server_labels(session: Session) -> dict[str, Any]:
+    """The exported server label of the session's server (docs/model.md#scope)."""
+    server = session.server
+    return server.label_attributes() if server is not None else {A.SERVER_NAME: _UNKNOWN}
 
 
 def _remember_authorization(session: Session, judged: Judged) -> None:

@@ -42,6 +42,7 @@ from otel_mcp_health.core.evidence import (
 from otel_mcp_health.core.session import SessionResult
 from otel_mcp_health.core.vocabulary import CatalogVerdict, Layer, LayerStatus, LiveState
 from otel_mcp_health.processor import _spans, _verdicts
+from otel_mcp_health.processor._spans import ServerId
 
 if TYPE_CHECKING:  # the session holds its memo: a runtime import would be circular
     from otel_mcp_health.processor._sessions import Session
@@ -75,8 +76,8 @@ CALL_KEYS: Final = (
 )
 _ABSENT: Final = object()
 _DEFAULTS: Final = (_ABSENT,) * len(CALL_KEYS)
-#: What :func:`_spans.server_identity` derives a server identity from (with the fallback).
-SERVER_KEYS: Final = (A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME)
+#: What :func:`_spans.server_identity` derives a server identity from (with what was known).
+SERVER_KEYS: Final = (A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME, A.SERVER_TARGET_KEY)
 _SERVER_DEFAULTS: Final = (_ABSENT,) * len(SERVER_KEYS)
 #: Server identities kept at once (cleared when full).
 MAX_SERVERS: Final = 1024
@@ -145,7 +146,7 @@ class CallMemo:
         self._judgements = 0
         self._tokens: dict[Any, int] = {}
         self._next_token = itertools.count()
-        self._servers: dict[tuple[Any, ...], str | None] = {}
+        self._servers: dict[tuple[Any, ...], ServerId | None] = {}
 
     def remember(self, decoded: Decoded, context: tuple[Any, ...], judged: Judged) -> Judged:
         """Keep ``judged`` for ``decoded`` in ``context`` (bounded: every shape is forgotten when
@@ -172,7 +173,7 @@ class CallMemo:
             found = self._shapes[key] = decode(attrs)
         return found
 
-    def server(self, attrs: _codec.Attributes, fallback: str | None) -> str | None:
+    def server(self, attrs: _codec.Attributes, fallback: ServerId | None) -> ServerId | None:
         """:func:`_spans.server_identity`, memoized on the values and types it is derived from."""
         values = tuple(map(attrs.get, SERVER_KEYS, _SERVER_DEFAULTS))
         key = (fallback, values, tuple(map(type, values)))

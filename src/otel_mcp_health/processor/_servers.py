@@ -6,16 +6,17 @@ reconnects). A server is named by what its handshake span carries: the keyed has
 transport target (``mcp_health.server.target_key``: the stdio command line, or the URL without
 its query) plus the server name and version. Per server the processor keeps the last complete
 discovery of any of its sessions, the latest ``list_changed`` any of them received, and which
-open sessions can still hear a change:
+open sessions can still hear a change (*listeners*: their notification channel is alive, not
+merely advertised; docs/model.md#scope):
 
 * a session with no discovery of its own is judged against the server's last complete discovery
   (*inherited*, exported as ``mcp_health.catalog.inherited`` and its age);
 * a signal received by one session makes the catalog stale for every session of the server;
 * what an agent framework installed from the server (an ``mcp_health.install`` span, which names
   the server too) is what a session without a discovery or an install of its own exposes;
-* once no session that receives ``list_changed`` is open, the server may have changed unheard, so
-  an inherited catalog is held to the bounded refresh policy (its maximum age) from then on, until
-  the next complete discovery.
+* while no listener is open, the server may change unheard, so a catalog discovered before (or
+  during) such a silence is held to the bounded refresh policy (its maximum age), inherited or
+  the session's own, until a complete discovery made while a listener is open.
 
 Bounded: at most :data:`MAX_SERVERS` servers (least recently used forgotten first), each a few
 small records and the keys of its open listening sessions (about 0.7 KiB measured, plus 70 bytes
@@ -29,7 +30,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Final
 
-from otel_mcp_health.core.evidence import Discovery
+from otel_mcp_health.core.evidence import Discovery, InstallCheck
 
 #: Servers tracked at once.
 MAX_SERVERS: Final = 1024
@@ -46,32 +47,51 @@ class ServerCatalog:
     #: Whether the session that made that discovery was told of changes (``tools.listChanged``).
     list_changed: bool | None = None
     last_signal: int | None = None
-    #: Open sessions of the server that receive ``list_changed``.
+    #: Open sessions of the server whose notification channel is alive (they hear changes).
     listeners: set[str] = field(default_factory=set)
-    #: Since the last complete discovery, no listening session was open for a while.
-    unheard: bool = False
+    #: How many times the server was left with no listener: a catalog discovered while listeners
+    #: were open stays heard until this count changes (:meth:`hearing`, :meth:`heard`).
+    silences: int = 0
+    #: :meth:`hearing` when the last complete discovery was made.
+    heard_since: int | None = None
     #: What the agent installed from this server (an ``mcp_health.install`` span of any of its
     #: sessions): its digest, or why it has none.
     client_digest: str | None = None
     client_digest_error: str | None = None
+    #: That install compared tool by tool with a discovery (when the instrumentation could).
+    client_install: InstallCheck | None = None
     #: Bumped on every change the sessions' catalog verdicts read (their memo key).
     version: int = 0
 
-    def installed(self, digest: str | None, error: str | None) -> None:
+    def installed(
+        self, digest: str | None, error: str | None, install: InstallCheck | None = None
+    ) -> None:
         """A framework reported the tools it hands its model from this server."""
         self.client_digest, self.client_digest_error = digest, error
+        self.client_install = install
         self.version += 1
 
     def discovered(self, discovery: Discovery, *, list_changed: bool | None) -> None:
-        """A session of this server completed a discovery."""
-        self.complete, self.latest, self.list_changed = discovery, discovery, list_changed
-        self.unheard = not self.listeners
+        """A session of this server completed a discovery (of two complete at once, the one
+        started last is the server's: the core judges against it, and so does the age)."""
+        complete = self.complete
+        if complete is None or (discovery.started_at or 0) >= (complete.started_at or 0):
+            self.complete, self.list_changed = discovery, list_changed
+            self.heard_since = self.hearing()
+        self._started(discovery)
         self.version += 1
 
     def progressed(self, traversal: Discovery) -> None:
         """A session of this server listed a page: its traversal as it stands."""
-        self.latest = traversal
+        self._started(traversal)
         self.version += 1
+
+    def _started(self, traversal: Discovery) -> None:
+        """The latest traversal is the last one started (docs/model.md#catalog), whichever
+        session's page arrived last: two sessions may list at once."""
+        latest = self.latest
+        if latest is None or (traversal.started_at or 0) >= (latest.started_at or 0):
+            self.latest = traversal
 
     def discoveries(self) -> tuple[Discovery, ...]:
         """What a session that made no discovery of its own is judged against."""
@@ -86,19 +106,30 @@ class ServerCatalog:
         self.version += 1
 
     def listen(self, session_key: str) -> None:
+        """A session of this server can hear changes now (its channel is alive)."""
         self.listeners.add(session_key)
 
     def leave(self, session_key: str) -> None:
-        """A session of this server is gone: with the last listener, changes go unheard."""
+        """A session of this server no longer hears changes (gone, or its channel ended): with
+        the last listener, a silence starts."""
         if session_key in self.listeners:
             self.listeners.discard(session_key)
-            if not self.listeners and self.complete is not None:
-                self.unheard = True
+            if not self.listeners:
+                self.silences += 1
                 self.version += 1
 
+    def hearing(self) -> int | None:
+        """What a discovery completed now is heard from: the silence count while a listener is
+        open, ``None`` while none is (a change may already have gone unheard)."""
+        return self.silences if self.listeners else None
+
+    def heard(self, since: int | None) -> bool:
+        """Whether a listener stayed open from :meth:`hearing` ``since`` until now."""
+        return since is not None and since == self.silences
+
     def inherited_list_changed(self) -> bool | None:
-        """``tools.listChanged`` as an inherited catalog may trust it: not across a gap."""
-        return False if self.unheard else self.list_changed
+        """``tools.listChanged`` as an inherited catalog may trust it: not across a silence."""
+        return self.list_changed if self.heard(self.heard_since) else False
 
 
 class ServerCatalogs:

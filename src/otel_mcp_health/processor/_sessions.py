@@ -34,12 +34,14 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from otel_mcp_health import attributes as A
 from otel_mcp_health.core.catalog import chain_defect
 from otel_mcp_health.core.evidence import (
     AuthorizationEvidence,
     CatalogEvidence,
     Discovery,
     HandshakeEvidence,
+    InstallCheck,
     Page,
     RefreshPolicy,
     ToolCallCheck,
@@ -50,6 +52,7 @@ from otel_mcp_health.core.traversal import DEFAULT_MAX_PAGES, CursorChain
 from otel_mcp_health.core.vocabulary import NS_PER_S, Verdict
 from otel_mcp_health.processor._memo import SessionMemo
 from otel_mcp_health.processor._servers import ServerCatalog
+from otel_mcp_health.processor._spans import ServerId
 
 #: Call-time contract findings kept per session (the first of each kind decides the verdict).
 MAX_FINDINGS = 8
@@ -83,7 +86,8 @@ class Session:
     key: str
     last_seen: int
     max_pages: int = DEFAULT_MAX_PAGES
-    server: str | None = None
+    #: The server of the session's spans (incidents, retry budgets, metric labels).
+    server: ServerId | None = None
     handshake: HandshakeEvidence | None = None
     latest: TraversalFacts | None = None
     complete: Discovery | None = None
@@ -91,15 +95,27 @@ class Session:
     pending_signal: int | None = None
     client_digest: str | None = None
     client_digest_error: str | None = None
+    client_install: InstallCheck | None = None
     findings: tuple[ToolCallCheck, ...] = ()
+    #: The server's complete discovery the findings were checked against when the session
+    #: inherited it (a newer one makes them moot, as a traversal of its own does).
+    findings_against: Discovery | None = None
     auth_failure: AuthorizationEvidence | None = None
     #: The verdict of the session's handshake when it was answered but unhealthy (an
     #: incompatible session): the session's readiness without a call, whatever its catalog.
     unhealthy_handshake: Decision[Verdict] | None = None
     #: The session's end span arrived; released when its last open call span ends.
     closing: bool = False
-    #: What the sessions of this session's server share (known from its handshake span).
+    #: Where the session hears ``list_changed`` (from its handshake span), how many of its GET or
+    #: ``subscriptions/listen`` streams are attached now, and :meth:`ServerCatalog.hearing` when
+    #: its own last complete discovery was made (docs/model.md#scope).
+    channel: str = A.CHANNEL_SESSION
+    channels_open: int = 0
+    heard_since: int | None = None
+    #: What the sessions of this session's server share (known from its handshake span), and
+    #: that server's identity (``_codec.decode_server_key``).
     shared: ServerCatalog | None = None
+    server_key: str | None = None
     #: Bumped whenever evidence the catalog verdict reads changes (pages, signals, installs,
     #: findings): a memoized catalog verdict is valid for one version (docs/model.md#catalog).
     version: int = 0
@@ -139,30 +155,45 @@ class Session:
             if chain_defect(discovery) is None:
                 self.complete = discovery
                 self.findings = ()  # earlier findings were checked against an older catalog
+                self.heard_since = self.shared.hearing() if self.shared is not None else None
                 if self.shared is not None:
                     self.shared.discovered(discovery, list_changed=self._list_changed())
+            elif self.shared is not None:  # ended on a gap or a loop: the server sees it too
+                self.shared.progressed(discovery)
         return final
 
-    def set_install(self, digest: object, error: object) -> None:
-        """An install was reported: its digest, or why it has none (never compared then)."""
+    def set_install(
+        self, digest: object, error: object, install: InstallCheck | None = None
+    ) -> None:
+        """An install was reported: its digest, or why it has none (never compared then), and
+        its tool-by-tool comparison with a discovery when the instrumentation made one."""
         if isinstance(digest, str):
             self.client_digest, self.client_digest_error = digest, None
+            self.client_install = install
         else:
-            self.client_digest = None
+            self.client_digest, self.client_install = None, None
             self.client_digest_error = (
                 error if isinstance(error, str) else Reason.DIGEST_UNAVAILABLE
             )
         if self.shared is not None:
-            self.shared.installed(self.client_digest, self.client_digest_error)
+            self.shared.installed(self.client_digest, self.client_digest_error, self.client_install)
         self.version += 1
 
-    def _install(self) -> tuple[str | None, str | None]:
+    def _install(self) -> tuple[str | None, str | None, InstallCheck | None]:
         """What this session exposes: its own install, else (judged on its server's discovery)
         what the agent installed from that server."""
         own = self.client_digest is not None or self.client_digest_error is not None
         if own or not self.inherits or self.shared is None:
-            return self.client_digest, self.client_digest_error
-        return self.shared.client_digest, self.shared.client_digest_error
+            return self.client_digest, self.client_digest_error, self.client_install
+        shared = self.shared
+        return shared.client_digest, shared.client_digest_error, shared.client_install
+
+    def answered(self, handshake: HandshakeEvidence) -> None:
+        """The session's handshake was answered; over the network that is an authorized
+        exchange that succeeded, so an earlier authorization failure no longer carries."""
+        self.handshake = handshake
+        if isinstance(handshake.authorization, AuthorizationEvidence):
+            self.auth_failure = None
 
     def add_signal(self, at: int) -> None:
         """A ``notifications/tools/list_changed`` arrived at ``at``."""
@@ -179,8 +210,27 @@ class Session:
             self.leave()
             self.shared = shared
             self.version += 1
-        if self._list_changed() is True:
-            shared.listen(self.key)
+        self.update_listening()
+
+    def channel_changed(self, *, opened: bool) -> None:
+        """One of the session's GET or ``subscriptions/listen`` streams attached or ended."""
+        self.channels_open = max(0, self.channels_open + (1 if opened else -1))
+        self.version += 1
+        self.update_listening()
+
+    def hears(self) -> bool:
+        """Whether the session can hear ``list_changed`` now: the server advertised it and the
+        session's notification channel is alive (its own stream while it is open)."""
+        alive = self.channel == A.CHANNEL_SESSION or self.channels_open > 0
+        return alive and self._list_changed() is True
+
+    def update_listening(self) -> None:
+        """Count the session among its server's listeners exactly while it :meth:`hears`."""
+        if self.shared is not None:
+            if self.hears():
+                self.shared.listen(self.key)
+            else:
+                self.shared.leave(self.key)
 
     def leave(self) -> None:
         """The session is gone (ended, evicted or expired): it no longer hears its server."""
@@ -200,6 +250,8 @@ class Session:
 
     def add_finding(self, finding: ToolCallCheck) -> None:
         """Keep a call-time contract finding (bounded)."""
+        if self.inherits and self.findings_against is not self.inherited:
+            self.findings, self.findings_against = (), self.inherited
         if len(self.findings) < MAX_FINDINGS:
             self.findings = (*self.findings, finding)
             self.version += 1
@@ -224,11 +276,15 @@ class Session:
         return tools.get("listChanged") is True if isinstance(tools, dict) else None
 
     def _catalog_list_changed(self) -> bool | None:
-        """``tools.listChanged`` as the catalog rules may trust it (an inherited catalog only
-        while some session of the server stayed open to hear a change)."""
+        """``tools.listChanged`` as the catalog rules may trust it: only while a session of the
+        server has heard every change since the catalog was discovered (a listener stayed
+        open); otherwise the catalog is held to its maximum age (docs/model.md#scope)."""
         if self.inherits and self.shared is not None:
             return self.shared.inherited_list_changed()
-        return self._list_changed()
+        advertised = self._list_changed()
+        if advertised is not True:
+            return advertised
+        return self.shared is not None and self.shared.heard(self.heard_since)
 
     def _discoveries(self) -> tuple[Discovery, ...]:
         if self.inherits and self.shared is not None:
@@ -250,7 +306,7 @@ class Session:
         """The session's catalog evidence at ``now`` (docs/model.md#catalog,
         docs/evidence-format.md ``catalog``), with what its server's sessions share."""
         signal = self._last_signal()
-        client_digest, client_digest_error = self._install()
+        client_digest, client_digest_error, install = self._install()
         return CatalogEvidence(
             list_changed=self._catalog_list_changed(),
             refresh_policy=RefreshPolicy(max_age_seconds=max_age_s),
@@ -259,23 +315,48 @@ class Session:
             discoveries=self._discoveries(),
             client_digest=client_digest,
             client_digest_error=client_digest_error,
-            tool_calls=self.findings,
+            install=install,
+            tool_calls=self._findings(),
         )
+
+    def _findings(self) -> tuple[ToolCallCheck, ...]:
+        """The findings checked against the catalog the session is judged on (an inheriting
+        session's are moot once its server completed a newer discovery)."""
+        if self.inherits and self.findings_against is not self.inherited:
+            return ()
+        return self.findings
 
 
 class SessionStore:
-    """Sessions by key: LRU-bounded, idle-expiring, released on session end."""
+    """Sessions by key: LRU-bounded, idle-expiring, released on session end.
+
+    A released session stays closed: a span of it that arrives later (a framework installing
+    tools after closing its listing session) is judged in a :meth:`late` session that belongs
+    to the server and is never stored (docs/model.md#scope). The keys of the last
+    ``max_sessions`` released sessions are remembered with their server's identity for that
+    (about 0.2 KiB each).
+    """
 
     def __init__(
         self, *, max_sessions: int, idle_ns: int, max_pages: int = DEFAULT_MAX_PAGES
     ) -> None:
         self._sessions: OrderedDict[str, Session] = OrderedDict()
+        self._closed: OrderedDict[str, str | None] = OrderedDict()
         self._max = max_sessions
         self._idle_ns = idle_ns
         self._max_pages = max_pages
 
     def __len__(self) -> int:
         return len(self._sessions)
+
+    def late(self, key: str, now: int) -> Session | None:
+        """For a released session ``key``: a fresh session that is never stored, carrying the
+        server identity it had (join it to that server to judge the span); else ``None``."""
+        if key not in self._closed:
+            return None
+        session = Session(key=key, last_seen=now, max_pages=self._max_pages, closing=True)
+        session.server_key = self._closed[key]
+        return session
 
     def touch(self, key: str, now: int) -> Session:
         """The session for ``key`` (created when new), marked as used at ``now``."""
@@ -300,11 +381,15 @@ class SessionStore:
             self._sessions.popitem(last=False)[1].leave()
 
     def release(self, key: str) -> None:
-        """Forget a closed session."""
+        """Forget a closed session (its key stays known as closed, bounded)."""
         session = self._sessions.pop(key, None)
         if session is not None:
             session.leave()
+            self._closed[key] = session.server_key
+            while len(self._closed) > self._max:
+                self._closed.popitem(last=False)
 
     def clear(self) -> None:
         """Forget everything (shutdown)."""
         self._sessions.clear()
+        self._closed.clear()

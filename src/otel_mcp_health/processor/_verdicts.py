@@ -40,10 +40,11 @@ _SAFE_EXCEPTION_KEYS = frozenset({A.EXCEPTION_TYPE, "exception.escaped"})
 def with_server_name(
     verdicts: dict[str, Any], attrs: Attributes, server: str | None
 ) -> dict[str, Any]:
-    """A judged call's verdicts plus the server's name when its span names no server (stdio,
-    in-process: no ``server.address``), so that span metrics can tell the servers apart.
-    ``verdicts`` may be a memoized dict: it is never changed."""
-    if not verdicts or server is None or A.SERVER_ADDRESS in attrs or A.SERVER_NAME in attrs:
+    """A judged call's verdicts plus the server's name (from its session's handshake) when its
+    span does not carry it, so that span metrics group by the exported server label
+    (``server.address``, ``server.port``, ``mcp_health.server.name``). ``verdicts`` may be a
+    memoized dict: it is never changed."""
+    if not verdicts or server is None or A.SERVER_NAME in attrs:
         return verdicts
     return {**verdicts, A.SERVER_NAME: server}
 

@@ -36,9 +36,11 @@ Seed 003's two rates, live: protocol-level success =
 ``sum(outcomes{result=passed, method!=not_required}) / sum(outcomes)``. A reconciliation span is
 not counted again (its call was counted when it went silent).
 
-"server" is ``server.address`` (+ ``server.port``) for a network server and
-``mcp_health.server.name`` (the name it announced at the handshake) otherwise. Tool names and
-server labels are server-chosen, so each is capped to 128 characters (prefix + digest) and takes
+"server" is the server's exported label: ``server.address``, ``server.port`` and
+``mcp_health.server.name`` (the name it announced at the handshake), whichever its session has;
+never a URL path or query, a command line or an environment (docs/model.md#server-identity: two
+servers behind one host and port share a label, never an incident). Tool names and server labels
+are server-chosen, so each is capped to 128 characters (prefix + digest) and takes
 at most 1,000 distinct values per metric; later values fold into ``_overflow``
 (:mod:`otel_mcp_health.core.bounds`).
 

@@ -24,8 +24,10 @@ Built-in verifiers: :func:`file_digest`, :func:`sqlite_row` (any DB-API connecti
 :func:`http_status` (HTTP GET) and :func:`from_callable` (any user function). A verifier that
 raises (anything, even a ``BaseException``), hangs past its timeout, returns garbage or a malformed
 receipt gives an ``inconclusive`` receipt with a reason code, and never affects the call: verifiers
-run on a small pool of daemon threads, the host's call returns first, a timer delivers the
-``inconclusive`` receipt when a verifier hangs, and a hung verifier holds up the host's exit by
+run on a small pool of daemon threads, the host's call returns first, one deadline thread
+delivers the ``inconclusive`` receipt when a verifier hangs and its worker is replaced (a verifier
+with :data:`~otel_mcp_health.verifiers._runner.MAX_ABANDONED` threads hung is not run until one
+returns), and a hung verifier holds up the host's exit by
 :data:`~otel_mcp_health.verifiers._runner.EXIT_GRACE_S` (1 s) at most.
 Logs name only the exception's type: its message may quote what the verifier read.
 
@@ -37,6 +39,7 @@ tools it matches (:meth:`OutcomePolicy.load` and :meth:`OutcomePolicy.install` d
 Tools registered in code keep their own verifier.
 
 The package's modules, one concern each: :mod:`._receipts` (what a verifier reads and answers),
+:mod:`._reasons` (every receipt reason code),
 :mod:`._registry` (the verifier of each tool), :mod:`._runner` (running verifiers off the host's
 thread), :mod:`._builtins` (the built-in verifiers), and the outcome policy: :mod:`._policy`
 (loading and installing), :mod:`._policy_parse` (the file's format), :mod:`._policy_kinds` (the
@@ -51,16 +54,18 @@ from otel_mcp_health.verifiers._builtins import (
     sqlite_row,
 )
 from otel_mcp_health.verifiers._policy import OutcomePolicy, install_from_env, uninstall_from_env
-from otel_mcp_health.verifiers._policy_kinds import (
-    REASON_DATABASE_UNAVAILABLE,
-    REASON_UNAVAILABLE,
-)
 from otel_mcp_health.verifiers._policy_parse import ENTRY_POINT_GROUP, OutcomePolicyError
-from otel_mcp_health.verifiers._receipts import (
+from otel_mcp_health.verifiers._reasons import (
+    REASON_ARGUMENT_MISSING,
+    REASON_ARGUMENT_NOT_SCALAR,
+    REASON_DATABASE_UNAVAILABLE,
     REASON_GARBAGE,
     REASON_MALFORMED,
     REASON_RAISED,
     REASON_TIMEOUT,
+    REASON_UNAVAILABLE,
+)
+from otel_mcp_health.verifiers._receipts import (
     CallContext,
     Receipt,
     Verifier,
@@ -75,10 +80,6 @@ from otel_mcp_health.verifiers._registry import (
     verifier_for,
 )
 from otel_mcp_health.verifiers._runner import ReceiptCallback, VerifierRunner, run_verifier
-from otel_mcp_health.verifiers._templates import (
-    REASON_ARGUMENT_MISSING,
-    REASON_ARGUMENT_NOT_SCALAR,
-)
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",

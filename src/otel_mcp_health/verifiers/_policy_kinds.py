@@ -10,85 +10,102 @@ in memory), and for ``python`` and ``entry_point`` a verifier named by reference
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 import re
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Final
 
 from otel_mcp_health.core.vocabulary import OutcomeResult
-from otel_mcp_health.verifiers._builtins import file_digest, http_status, sqlite_row
+from otel_mcp_health.verifiers._builtins import (
+    MAX_DIGEST_BYTES,
+    file_digest,
+    http_status,
+    is_file,
+    sqlite_row,
+)
+from otel_mcp_health.verifiers._reasons import REASON_DATABASE_UNAVAILABLE, REASON_UNAVAILABLE
 from otel_mcp_health.verifiers._receipts import CallContext, Receipt, Verifier, VerifierFn
 from otel_mcp_health.verifiers._registry import make_verifier
 from otel_mcp_health.verifiers._templates import Template, Unexpandable, argument
 
 _logger = logging.getLogger(__name__)
 
-#: Reason of the ``inconclusive`` receipt of a ``python`` or ``entry_point`` verifier that
-#: cannot be imported, or is not callable.
-REASON_UNAVAILABLE: Final = "verifier_unavailable"
-#: Reason of the ``inconclusive`` receipt of a ``sqlite`` verifier whose database file is absent.
-REASON_DATABASE_UNAVAILABLE: Final = "database_unavailable"
 #: An HTTP verifier's receipt arrives within its request's timeout plus this margin.
 _HTTP_MARGIN_S: Final = 1.0
 #: Named parameters of a query (``:order_id``), found outside its quoted literals.
 _PARAMETER: Final = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 _QUOTED: Final = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
 
-Build = Callable[[Mapping[str, str], CallContext], Receipt]
+Build = Callable[[Mapping[str, Any], CallContext], Receipt]
+Expand = Callable[[Mapping[str, Any]], Any]
 
 
 class Templated:
     """A built-in verifier whose values are templates over the call's arguments.
 
-    Expands every template (and checks every argument ``needs`` names), then runs ``build``;
-    a call whose arguments cannot fill them gives an ``inconclusive`` receipt with the reason.
+    Expands every template (and checks every argument ``needs`` names), then runs ``build``; a
+    call whose arguments cannot fill them gives the receipt :class:`Unexpandable` says:
+    ``inconclusive`` for a missing or non-scalar argument, ``failed`` for one that tries to leave
+    the policy's scope (docs/outcomes.md#arguments-are-data).
     """
 
     def __init__(
         self,
         method: str,
-        templates: Mapping[str, Template],
+        expanders: Mapping[str, Expand],
         build: Build,
         *,
-        quoted: frozenset[str] = frozenset(),
         needs: tuple[str, ...] = (),
     ) -> None:
         self.method = method
-        self._templates, self._build, self._quoted, self._needs = templates, build, quoted, needs
+        self._expanders, self._build, self._needs = expanders, build, needs
 
     def __call__(self, call: CallContext) -> Receipt:
         try:
             for name in self._needs:
                 argument(call.arguments, name)
-            values = {
-                key: template.expand(call.arguments, quote=key in self._quoted)
-                for key, template in self._templates.items()
-            }
+            values = {key: expand(call.arguments) for key, expand in self._expanders.items()}
         except Unexpandable as exc:
-            return Receipt(OutcomeResult.INCONCLUSIVE, self.method, None, exc.reason)
+            return Receipt(exc.result, self.method, None, exc.reason)
         return self._build(values, call)
 
 
-def file_verifier(path: Template, sha256: Template | None, timeout: float) -> Verifier:
-    """``verify = "file"``: :func:`file_digest` on the expanded path (and digest)."""
-    templates = {"path": path} if sha256 is None else {"path": path, "sha256": sha256}
+def file_verifier(
+    path: Template, sha256: Template | None, timeout: float, max_bytes: int = MAX_DIGEST_BYTES
+) -> Verifier:
+    """``verify = "file"``: :func:`file_digest` on the expanded path (and digest), confined to
+    the path template's base directory, reading at most ``max_bytes``."""
+    expanders: dict[str, Expand] = {"path": path.expand_path}
+    if sha256 is not None:
+        expanders["sha256"] = sha256.expand
 
-    def build(values: Mapping[str, str], call: CallContext) -> Receipt:
-        return file_digest(path=values["path"], expected_sha256=values.get("sha256"))(call)
+    def build(values: Mapping[str, Any], call: CallContext) -> Receipt:
+        verifier = file_digest(
+            path=values["path"], expected_sha256=values.get("sha256"), max_bytes=max_bytes
+        )
+        return verifier(call)
 
-    return make_verifier(Templated(file_digest.method, templates, build), timeout=timeout)
+    return make_verifier(Templated(file_digest.method, expanders, build), timeout=timeout)
 
 
-def http_verifier(url: Template, status: int, timeout: float) -> Verifier:
-    """``verify = "http"``: :func:`http_status` on the expanded URL."""
+def http_verifier(
+    url: Template, status: int, timeout: float, *, follow_redirects: bool = False
+) -> Verifier:
+    """``verify = "http"``: :func:`http_status` on the expanded URL (its origin is literal)."""
 
-    def build(values: Mapping[str, str], call: CallContext) -> Receipt:
-        return http_status(url=values["url"], expected=status, timeout=timeout)(call)
+    def build(values: Mapping[str, Any], call: CallContext) -> Receipt:
+        verifier = http_status(
+            url=values["url"], expected=status, timeout=timeout, follow_redirects=follow_redirects
+        )
+        return verifier(call)
 
-    fn = Templated(http_status.method, {"url": url}, build, quoted=frozenset({"url"}))
+    fn = Templated(http_status.method, {"url": url.expand_url}, build)
     return make_verifier(fn, timeout=timeout + _HTTP_MARGIN_S)
 
 
@@ -101,9 +118,9 @@ def sqlite_verifier(database: Template, query: str, timeout: float) -> Verifier:
     """``verify = "sqlite"``: :func:`sqlite_row`, read-only, parameters from the arguments."""
     names = query_parameters(query)
 
-    def build(values: Mapping[str, str], call: CallContext) -> Receipt:
-        path = Path(values["database"])
-        if not path.is_file():
+    def build(values: Mapping[str, Any], call: CallContext) -> Receipt:
+        path: Path = values["database"]
+        if not is_file(path):
             reason = REASON_DATABASE_UNAVAILABLE
             return Receipt(OutcomeResult.INCONCLUSIVE, sqlite_row.method, None, reason)
         uri = path.resolve().as_uri() + "?mode=ro"  # a verifier never writes, nor creates a file
@@ -114,7 +131,7 @@ def sqlite_verifier(database: Template, query: str, timeout: float) -> Verifier:
         )
         return row(call)
 
-    fn = Templated(sqlite_row.method, {"database": database}, build, needs=names)
+    fn = Templated(sqlite_row.method, {"database": database.expand_path}, build, needs=names)
     return make_verifier(fn, timeout=timeout)
 
 
@@ -169,16 +186,49 @@ class Imported:
 
 
 def load_reference(reference: str) -> Callable[[], object]:
-    """A loader of ``package.module:function`` (the attribute may be dotted)."""
+    """A loader of ``package.module:function`` (the attribute may be dotted).
+
+    A module that is the running script (``agent:verify`` under ``python agent.py`` or
+    ``python -m agent``) is the running ``__main__`` module, never imported a second time: a
+    second import would run the script's top level again, on whatever thread imports it.
+    """
     module_name, _, attribute = reference.partition(":")
 
     def load() -> object:
-        found: object = importlib.import_module(module_name)
+        found: object = _module(module_name)
         for part in attribute.split("."):
             found = getattr(found, part)
         return found
 
     return load
+
+
+def _module(name: str) -> ModuleType:
+    """The module ``name``: the running script's own module when ``name`` names the script."""
+    main = sys.modules.get("__main__")
+    if main is not None and (name == "__main__" or _is_script(name, main)):
+        return main
+    return importlib.import_module(name)
+
+
+def _is_script(name: str, main: ModuleType) -> bool:
+    """Whether importing ``name`` would load the running script's file again: by its module
+    name (``python -m NAME``), or by its file (``python agent.py``, or ``python -m pkg.agent``
+    while ``agent`` is importable from the same file too)."""
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name == name:
+        return True
+    if name in sys.modules:  # imported as itself already: importing it costs nothing
+        return False
+    script = getattr(main, "__file__", None) or (sys.argv[0] if sys.argv else "")
+    if not script or script.startswith("-"):
+        return False
+    try:
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    origin = found.origin if found is not None else None
+    return origin is not None and Path(origin).resolve() == Path(script).resolve()
 
 
 def imported_verifier(

@@ -19,9 +19,15 @@ from typing import Any, Final
 
 from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED
 from otel_mcp_health.verifiers import _policy_kinds as kinds
+from otel_mcp_health.verifiers._builtins import MAX_DIGEST_BYTES
 from otel_mcp_health.verifiers._receipts import Verifier
 from otel_mcp_health.verifiers._registry import DEFAULT_TIMEOUT_S, Rule
-from otel_mcp_health.verifiers._templates import Template, TemplateError
+from otel_mcp_health.verifiers._templates import (
+    Template,
+    TemplateError,
+    fixed_origin,
+    literal_dot_segment,
+)
 
 #: The entry-point group of packaged verifiers (``verify = "entry_point"``, ``name = ...``).
 ENTRY_POINT_GROUP: Final = "otel_mcp_health.verifiers"
@@ -108,12 +114,42 @@ def _sha256(value: Any) -> Template:
     return template
 
 
-def _url(value: Any) -> Template:
+def _path(value: Any) -> Template:
+    """A file path whose placeholders come after a literal directory: the policy, not an
+    argument, chooses where to look (docs/outcomes.md#arguments-are-data)."""
     template = _template(value)
-    head = template.prefix
-    if (head or not template.fields) and not head.startswith(("http://", "https://")):
-        raise _Bad("expects an http:// or https:// URL, or a template that starts with one")
+    if template.fields and template.base is None:
+        raise _Bad(
+            "expects a literal directory, not the filesystem root, before the first "
+            "placeholder (e.g. /srv/out/{name}.csv): an argument may not choose the directory"
+        )
     return template
+
+
+def _url(value: Any) -> Template:
+    """An http(s) URL whose scheme, host and port are literal: an argument may not choose where
+    the request goes (docs/outcomes.md#arguments-are-data)."""
+    template = _template(value)
+    whole = bool(template.fields) and not template.prefix  # "{url}": the argument is the URL
+    if not whole and not template.prefix.lower().startswith(("http://", "https://")):
+        raise _Bad("expects an http:// or https:// URL, or a template that starts with one")
+    if not fixed_origin(template):
+        raise _Bad(
+            "expects a literal scheme, host and port ended by / before the first placeholder "
+            "(e.g. https://pages.example.com/{slug}): an argument may not choose the host"
+        )
+    if literal_dot_segment(template):
+        raise _Bad(
+            "expects no . or .. path segment in its literal text (write the path the server "
+            "should get): a template's dot segments are refused on every call"
+        )
+    return template
+
+
+def _max_bytes(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise _Bad("expects a positive number of bytes")
+    return value
 
 
 def _reference(value: Any) -> str:
@@ -147,9 +183,19 @@ _TIMEOUT: Final = {"timeout": (_timeout, False)}
 #: The keys of each kind, with their parser and whether they are required.
 KINDS: Final[dict[str, dict[str, tuple[_Parse, bool]]]] = {
     OUTCOME_NOT_REQUIRED: {},
-    "file": {"path": (_template, True), "sha256": (_sha256, False), **_TIMEOUT},
-    "http": {"url": (_url, True), "status": (_status, False), **_TIMEOUT},
-    "sqlite": {"database": (_template, True), "query": (_text, True), **_TIMEOUT},
+    "file": {
+        "path": (_path, True),
+        "sha256": (_sha256, False),
+        "max_bytes": (_max_bytes, False),
+        **_TIMEOUT,
+    },
+    "http": {
+        "url": (_url, True),
+        "status": (_status, False),
+        "follow_redirects": (_flag, False),
+        **_TIMEOUT,
+    },
+    "sqlite": {"database": (_path, True), "query": (_text, True), **_TIMEOUT},
     "python": {"callable": (_reference, True), **_TIMEOUT},
     "entry_point": {"name": (_entry_point, True), **_TIMEOUT},
 }
@@ -193,13 +239,16 @@ def _file(values: Mapping[str, Any], _where: str) -> tuple[Verifier | str, tuple
     path, sha256 = values["path"], values.get("sha256")
     reads = path.fields + (sha256.fields if sha256 is not None else ())
     timeout = values.get("timeout", DEFAULT_TIMEOUT_S)
-    return kinds.file_verifier(path, sha256, timeout), reads
+    max_bytes = values.get("max_bytes", MAX_DIGEST_BYTES)
+    return kinds.file_verifier(path, sha256, timeout, max_bytes), reads
 
 
 def _http(values: Mapping[str, Any], _where: str) -> tuple[Verifier | str, tuple[str, ...]]:
     url = values["url"]
     timeout = values.get("timeout", DEFAULT_TIMEOUT_S)
-    return kinds.http_verifier(url, values.get("status", 200), timeout), url.fields
+    follow = values.get("follow_redirects", False)
+    verifier = kinds.http_verifier(url, values.get("status", 200), timeout, follow_redirects=follow)
+    return verifier, url.fields
 
 
 def _sqlite(values: Mapping[str, Any], _where: str) -> tuple[Verifier | str, tuple[str, ...]]:

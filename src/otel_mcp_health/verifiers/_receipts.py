@@ -12,12 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from otel_mcp_health.core.vocabulary import OutcomeResult
-
-#: Reason codes of inconclusive receipts produced by the runner itself.
-REASON_RAISED: Final = "verifier_raised"
-REASON_TIMEOUT: Final = "verifier_timeout"
-REASON_GARBAGE: Final = "verifier_returned_garbage"
-REASON_MALFORMED: Final = "verifier_malformed_receipt"
+from otel_mcp_health.verifiers._reasons import (
+    REASON_GARBAGE,
+    REASON_MALFORMED,
+    REASON_VERIFIER_FAILED,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +115,7 @@ def coerce(value: object, method: str) -> Receipt:
     if value is True:
         return Receipt(OutcomeResult.PASSED, method)
     if value is False:
-        return Receipt(OutcomeResult.FAILED, method, reason="verifier_failed")
+        return Receipt(OutcomeResult.FAILED, method, reason=REASON_VERIFIER_FAILED)
     if value is None:
         return Receipt(OutcomeResult.INCONCLUSIVE, method, confidence=None)
     return Receipt(OutcomeResult.INCONCLUSIVE, method, confidence=None, reason=REASON_GARBAGE)

@@ -1,0 +1,156 @@
+"""What the instrumentation remembers per server: its last complete discovery (private).
+
+A catalog is the process's view of one server, not of one session (docs/model.md#scope): agent
+frameworks list the tools in one session and call them in others (LangChain's
+``MultiServerMCPClient.get_tools()``, llama-index's ``BasicMCPClient``: a fresh session per call).
+A session that made no complete discovery of its own therefore gets its server's last one for the
+call-time contract check (unknown tool, missing required argument names), the tool's
+``readOnlyHint`` (outcome policies, silence) and the comparison of an install, exactly as if it
+had listed the tools itself. The processor makes the same choice from spans
+(``processor._servers``); both name a server by the one identity its spans carry
+(``_codec.decode_server_key``).
+
+In memory only and bounded: at most :data:`MAX_SERVERS` servers and :data:`MAX_BYTES` of their
+discoveries (tool names, required argument names, digests; least recently used forgotten first;
+a discovery larger than the budget alone is kept by its own session only).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from otel_mcp_health import _codec
+from otel_mcp_health.core.catalog import required_properties
+from otel_mcp_health.instrumentation._state import SessionState
+
+#: Servers remembered at once.
+MAX_SERVERS: Final = 1024
+#: Bytes their discoveries may take at once (an estimate per entry, :func:`_size`).
+MAX_BYTES: Final = 16 * 1024 * 1024
+#: Estimated bytes of an entry's and of one tool's fixed parts (objects, dict slots).
+_ENTRY_BYTES: Final = 400
+_TOOL_BYTES: Final = 300
+
+
+@dataclass(slots=True, frozen=True)
+class KnownTool:
+    """What the call-time contract check needs from one discovered tool (names only)."""
+
+    required: frozenset[str]
+    read_only: bool | None
+
+
+@dataclass(slots=True, frozen=True)
+class Discovered:
+    """The last complete application discovery of a session or of its server (in memory only):
+    per tool what the call-time contract check needs, and the per-tool and catalog digests an
+    install is compared with (``None`` when digests are off or the catalog has none)."""
+
+    tools: dict[str, KnownTool]
+    digests: dict[str, str] | None = None
+    digest: str | None = None
+
+
+class ServerDiscoveries:
+    """Last complete discoveries by server identity: LRU-bounded by count and by bytes."""
+
+    def __init__(self, max_servers: int = MAX_SERVERS, max_bytes: int = MAX_BYTES) -> None:
+        self._entries: OrderedDict[str, tuple[Discovered, int]] = OrderedDict()
+        self._max_servers = max_servers
+        self._max_bytes = max_bytes
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def held_bytes(self) -> int:
+        """The estimated bytes of the discoveries held."""
+        return self._bytes
+
+    def remember(self, server: str, discovered: Discovered) -> None:
+        """``discovered`` is now the last complete discovery of ``server``."""
+        size = _size(server, discovered)
+        with self._lock:
+            old = self._entries.pop(server, None)
+            if old is not None:
+                self._bytes -= old[1]
+            if size > self._max_bytes:
+                return
+            self._entries[server] = (discovered, size)
+            self._bytes += size
+            while len(self._entries) > self._max_servers or self._bytes > self._max_bytes:
+                self._bytes -= self._entries.popitem(last=False)[1][1]
+
+    def get(self, server: str) -> Discovered | None:
+        """The last complete discovery of ``server``, marked as used."""
+        with self._lock:
+            found = self._entries.get(server)
+            if found is None:
+                return None
+            self._entries.move_to_end(server)
+            return found[0]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
+
+
+#: The process's registry (cleared by ``uninstrument``).
+SERVERS: Final = ServerDiscoveries()
+
+
+def server_key(state: SessionState) -> str | None:
+    """The identity of the session's server, as its spans name it (``None``: not known yet)."""
+    return _codec.decode_server_key(state.server_identity())
+
+
+def discovered(state: SessionState) -> Discovered | None:
+    """What the session's calls and installs are checked against: its own last complete
+    discovery, else its server's (docs/model.md#scope)."""
+    if state.discovered is not None:
+        return state.discovered
+    server = server_key(state)
+    return SERVERS.get(server) if server is not None else None
+
+
+def completed(
+    state: SessionState,
+    tools: Sequence[Mapping[str, Any]],
+    digest: str | None,
+    digests: dict[str, str] | None,
+) -> None:
+    """An application traversal of the session completed with ``tools``, their catalog
+    ``digest`` and per-tool ``digests`` (``None`` when digests are off or the catalog has none):
+    the session's and its server's last discovery."""
+    known = {tool["name"]: known_tool(tool) for tool in tools if isinstance(tool.get("name"), str)}
+    found = state.discovered = Discovered(known, digests if digest is not None else None, digest)
+    server = server_key(state)
+    if server is not None:
+        SERVERS.remember(server, found)
+
+
+def known_tool(tool: Mapping[str, Any]) -> KnownTool:
+    """What the call-time contract check needs of one tool: required names and ``readOnlyHint``."""
+    annotations = tool.get("annotations")
+    hint = annotations.get("readOnlyHint") if isinstance(annotations, Mapping) else None
+    return KnownTool(
+        required=frozenset(required_properties(tool)),
+        read_only=hint if isinstance(hint, bool) else None,
+    )
+
+
+def _size(server: str, found: Discovered) -> int:
+    """An estimate of the bytes an entry holds (strings at one byte a character)."""
+    size = _ENTRY_BYTES + len(server)
+    for name, tool in found.tools.items():
+        size += _TOOL_BYTES + len(name) + sum(len(r) + 60 for r in tool.required)
+    if found.digests is not None:
+        size += sum(len(name) + len(d) + 120 for name, d in found.digests.items())
+    return size

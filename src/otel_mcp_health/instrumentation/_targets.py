@@ -1,0 +1,109 @@
+"""What names the server a client session talks to (private; docs/model.md#scope).
+
+One identity for every transport, in memory only: the material that tells servers apart is
+hashed with a per-process key into ``mcp_health.server.target_key`` (:func:`target_key`), which is
+all that leaves the process of it. It tells apart what can serve different tools and merges what
+is the same server:
+
+* HTTP (streamable HTTP, SSE): scheme, host, port, path and query (:func:`http_target`); never
+  headers, credentials or session ids, so a rotated token or a reconnect is the same server;
+* stdio: the command line, the environment given to the server and its working directory
+  (:func:`stdio_target`);
+* in-process: the server object itself, as a random token kept while it lives
+  (:func:`in_process_target`): two servers of one name and version are two servers.
+
+The exported label of a server is only ``server.address``, ``server.port`` and the handshake's
+server name: hosted MCP URLs and command lines often carry keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import weakref
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+#: Per-process key of :func:`target_key`: equal targets hash equal inside one process, and a hash
+#: cannot be reversed or compared across processes.
+_KEY = secrets.token_bytes(32)
+
+
+def target_key(target: tuple[str, ...]) -> str:
+    """Keyed hash of a transport target's identity material (:func:`http_target`,
+    :func:`stdio_target`, :func:`in_process_target`), 16 hex digits: names a server within this
+    process (docs/model.md#scope), never reveals the target."""
+    material = "\x00".join(("target", *target)).encode("utf-8", "surrogatepass")
+    return hmac.new(_KEY, material, hashlib.sha256).hexdigest()[:16]
+
+
+def http_target(scheme: str, host: str, port: int | None, path: str, query: str) -> tuple[str, ...]:
+    """What tells HTTP servers apart (streamable HTTP, SSE): scheme, host, port, path and query
+    (a gateway's paths and a tenant's query name different servers). Never headers, tokens or
+    session ids: a rotated credential or a new session is the same server."""
+    return ("http", scheme, host, str(port), path, query)
+
+
+def stdio_target(
+    command: str, args: tuple[str, ...], env: Mapping[str, str] | None, cwd: str | None
+) -> tuple[str, ...]:
+    """What tells stdio servers apart: the command line, the environment it was given and its
+    working directory (one command with another environment can serve other tools)."""
+    pairs = sorted(f"{k}={v}" for k, v in env.items()) if env is not None else []
+    return ("stdio", str(len(args)), command, *args, str(len(pairs)), *pairs, cwd or "")
+
+
+#: In-process server object -> its random token (weakly held: dies with the server).
+_SERVER_TOKENS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def in_process_target(server: Any) -> tuple[str, ...] | None:
+    """What tells in-process servers apart: the server object itself, as a random token kept as
+    long as it lives (two servers with one name and version are two servers). ``None`` for an
+    object that cannot be weakly referenced."""
+    # A high-level server wraps the low-level one the transports run (2.x MCPServer, 1.x FastMCP).
+    for name in ("_lowlevel_server", "_mcp_server"):
+        server = getattr(server, name, server)
+    try:
+        token = _SERVER_TOKENS.get(server)
+        if token is None:
+            token = _SERVER_TOKENS[server] = secrets.token_hex(16)
+    except TypeError:
+        return None
+    return ("in_process", token)
+
+
+#: In-process servers: the shared state of the stream a server reads its requests from (the
+#: client session's write stream) -> :func:`in_process_target` of that server (``Server.run``).
+IN_PROCESS_STREAMS: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
+
+
+def stream_state(stream: Any) -> Any:
+    """The shared state of a memory stream, also behind mcp 2.x's context wrapper (``None``)."""
+    return getattr(getattr(stream, "_inner", stream), "_state", None)
+
+
+@dataclass(frozen=True, slots=True)
+class SseConnection:
+    """Where an SSE session's connecting GET went (``sse_client``'s URL): its server's address,
+    port and :func:`target_key`."""
+
+    address: str | None
+    port: int | None
+    target_key: str
+
+
+#: ``sse_client`` frames whose connecting GET was answered, with where it went and the HTTP client
+#: that sent it, not yet matched to their write stream (claimed at the next session registration,
+#: like ``_state.STDIO_FRAMES``; a frame whose session never comes is pushed out).
+SSE_FRAMES: deque[tuple[FrameType, SseConnection, Any]] = deque(maxlen=16)
+#: The shared state of a write stream that ``sse_client`` yielded -> where its GET went and its
+#: HTTP client: the session over that stream talks SSE.
+SSE_STREAMS: weakref.WeakKeyDictionary[Any, tuple[SseConnection, Any]] = weakref.WeakKeyDictionary()
+#: The HTTP client of an SSE session -> the session's state (its POSTs carry the session's
+#: requests; the client lives as long as the transport).
+SSE_CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()

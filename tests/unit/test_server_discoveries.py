@@ -1,0 +1,70 @@
+"""The instrumentation's per-server discoveries are bounded by count and by bytes.
+
+A session without a discovery of its own is checked against its server's last complete
+discovery (docs/model.md#scope), so the instrumentation keeps one per server: never more than
+its count, never more than its byte budget, whatever the catalogs weigh.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from otel_mcp_health.instrumentation._servers import (
+    Discovered,
+    KnownTool,
+    ServerDiscoveries,
+    known_tool,
+)
+
+
+def _discovery(tools: int, name_length: int = 8) -> Discovered:
+    known = {f"{i:0{name_length}d}": KnownTool(frozenset({"x"}), None) for i in range(tools)}
+    return Discovered(known, dict.fromkeys(known, "sha256:" + "0" * 64), "sha256:catalog")
+
+
+def test_least_recently_used_servers_go_first_by_count() -> None:
+    servers = ServerDiscoveries(max_servers=3)
+    for key in ("a", "b", "c"):
+        servers.remember(key, _discovery(1))
+    assert servers.get("a") is not None  # used: "b" is now the oldest
+    servers.remember("d", _discovery(1))
+    assert (len(servers), servers.get("b")) == (3, None)
+    assert all(servers.get(key) is not None for key in ("a", "c", "d"))
+
+
+def test_the_byte_budget_holds_whatever_the_catalogs_weigh() -> None:
+    servers = ServerDiscoveries(max_bytes=1_000_000)
+    for index in range(40):
+        servers.remember(f"server-{index}", _discovery(200, name_length=64))
+    assert 0 < servers.held_bytes <= 1_000_000
+    assert 0 < len(servers) < 40
+    assert servers.get("server-39") is not None  # the latest stays
+
+
+def test_a_discovery_larger_than_the_budget_is_not_kept() -> None:
+    servers = ServerDiscoveries(max_bytes=10_000)
+    servers.remember("big", _discovery(500))
+    assert (len(servers), servers.held_bytes, servers.get("big")) == (0, 0, None)
+
+
+def test_a_new_discovery_replaces_the_servers_last() -> None:
+    servers = ServerDiscoveries()
+    servers.remember("s", _discovery(3))
+    servers.remember("s", _discovery(1))
+    found = servers.get("s")
+    assert found is not None
+    assert len(found.tools) == 1
+    alone = ServerDiscoveries()
+    alone.remember("s", _discovery(1))
+    assert servers.held_bytes == alone.held_bytes  # the replaced discovery's bytes were freed
+
+
+def test_a_known_tool_keeps_names_and_the_read_only_hint_only() -> None:
+    tool: dict[str, Any] = {
+        "name": "t",
+        "description": "secret words",
+        "inputSchema": {"type": "object", "required": ["a", "b"]},
+        "annotations": {"readOnlyHint": True},
+    }
+    assert known_tool(tool) == KnownTool(frozenset({"a", "b"}), True)
+    assert known_tool({"name": "t", "annotations": {"readOnlyHint": "yes"}}).read_only is None
