@@ -109,7 +109,9 @@ def mcp_latest_1x(session: nox.Session) -> None:
     pins mcp < 2; its agent loop is langgraph's)."""
     langchain = ["langchain-mcp-adapters == 0.3.2", "langgraph == 1.2.24"]
     pins = ["mcp == 1.30.0", "fastmcp == 3.4.11", *langchain]
-    _cell(session, pins, [*TABLES, EXAMPLES], ("test_langchain_default.py",))
+    _cell(
+        session, pins, [*TABLES, EXAMPLES], ("test_langchain_default.py", "test_langchain_sse.py")
+    )
 
 
 @nox.session(python=PYTHON)
