@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SEEDS  := tests/fixtures/seeds
 
-.PHONY: example prerequisites setup demo replay check coverage test matrix lint format bench bench-instructions bench-publish clean provision provision-check pipeline
+.PHONY: example prerequisites setup demo replay check coverage cost cost-baseline test matrix lint format bench bench-instructions bench-publish clean provision provision-check pipeline
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,17 +40,27 @@ CHECK_TESTS := tests/unit tests/processor tests/test_architecture.py
 check: lint
 	$(BIN)/pytest -q -m "not slow" $(CHECK_TESTS)
 
-## Branch coverage of the same tests, slow ones included, against fail_under (pyproject.toml).
+## Every test under branch coverage of the whole of src/ (the Python subprocesses too), against
+## fail_under (pyproject.toml); the pipeline and check tests need make provision / provision-check.
 coverage: $(STAMP)
-	$(BIN)/pytest -q --cov --cov-report=term $(CHECK_TESTS)
+	$(BIN)/pytest --cov --cov-report=term
 
-## The whole suite: lint, format check, strict typing, then every test (the pipeline tests need
-## the provisioned collector, Prometheus, Alertmanager and dashboard tooling), the coverage gate,
-## then the matrix.
+## The cost gate (benchmarks/cost_gate.py, ~10 min under valgrind): instructions per in-process
+## tools/call (mcp 2.x and 1.x, processor on), per tools/list page and per cold digest, against
+## benchmarks/cost_baseline.json; more than +5 % fails. `make cost-baseline` rewrites the file.
+cost: $(STAMP)
+	$(BIN)/python benchmarks/cost_gate.py
+
+cost-baseline: $(STAMP)
+	$(BIN)/python benchmarks/cost_gate.py --write-baseline
+
+## The whole suite: lint, format check, strict typing, then every test once, under the coverage
+## gate (the pipeline tests need the provisioned collector, Prometheus, Alertmanager and dashboard
+## tooling), the matrix, then the cost gate (its mcp 1.x venv is the matrix's).
 test: prerequisites lint provision provision-check
-	$(BIN)/pytest
 	$(MAKE) --no-print-directory coverage
 	$(BIN)/nox
+	$(MAKE) --no-print-directory cost
 
 ## The version matrix (noxfile.py): the scenario tables on the oldest and latest mcp 1.x (with
 ## FastMCP and LangChain), the oldest mcp 2.x, wrapt 1.x and the OpenTelemetry floor, then one

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Provision what the pipeline tests and `make pipeline` need, idempotently (a second run only
-# checks): Prometheus, Alertmanager, Node.js and npm (Debian packages, only the missing ones), the
-# OpenTelemetry Collector Builder, the bundled collector (collector/build.sh, cached by manifest +
-# builder + Go version) and the dashboard type-check tooling (npm ci in dashboards/). Prints the
-# wall time of each stage.
+# checks): Prometheus, Alertmanager, valgrind (the cost gate's), Node.js and npm (Debian
+# packages, only the missing ones), the OpenTelemetry Collector Builder, the bundled collector
+# (collector/build.sh, cached by manifest + builder + Go version) and the dashboard type-check
+# tooling (npm ci in dashboards/). Prints the wall time of each stage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OCB_VERSION=v0.161.0
@@ -32,6 +32,7 @@ debian_packages() {
   { command -v prometheus-alertmanager && command -v amtool; } >/dev/null ||
     packages+=(prometheus-alertmanager)
   { command -v node && command -v npm; } >/dev/null || packages+=(nodejs npm)
+  command -v valgrind >/dev/null || packages+=(valgrind)
   [ "${#packages[@]}" -eq 0 ] && return 0
   command -v apt-get >/dev/null || { echo "provision: install ${packages[*]} (no apt-get here)" >&2; return 1; }
   as_root apt-get update -qq

@@ -8,6 +8,7 @@ with the *global* provider) through a switch installed once on the global provid
 from __future__ import annotations
 
 import importlib.util
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -30,9 +31,22 @@ FRAMEWORK_TESTS = {
     "test_framework_smolagents.py": "smolagents",
     "test_framework_crewai.py": "crewai_tools",
 }
+#: The framework modules a cell exists to run (``noxfile.py`` names them, comma-separated): never
+#: ignored, so a framework whose install broke fails the cell instead of vanishing from it.
+REQUIRED = frozenset(filter(None, os.environ.get("MCP_HEALTH_REQUIRED_FRAMEWORKS", "").split(",")))
 collect_ignore = [
-    path for path, module in FRAMEWORK_TESTS.items() if importlib.util.find_spec(module) is None
+    path
+    for path, module in FRAMEWORK_TESTS.items()
+    if path not in REQUIRED and importlib.util.find_spec(module) is None
 ]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A required framework module that collected no test fails the run (before ``-k``)."""
+    empty = sorted(REQUIRED - {item.path.name for item in items})
+    if empty:
+        raise pytest.UsageError(f"required framework modules collected no test: {empty}")
 
 
 @pytest.fixture(scope="session")

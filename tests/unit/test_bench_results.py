@@ -48,13 +48,17 @@ def test_a_report_lands_in_the_ignored_folder_and_the_tree_stays_clean() -> None
 
 
 def test_only_the_shared_report_writes_files() -> None:
-    """Every benchmark writes through ``_common.Report`` (so into the ignored folder)."""
+    """Every benchmark writes through ``_common.Report`` (so into the ignored folder); the cost
+    gate rewrites its committed baseline, on purpose, only when told (``make cost-baseline``)."""
     writers = [
         path.name
         for path in sorted(BENCH.glob("*.py"))
         if re.search(r"\.write_(text|bytes)\(|open\([^)]*['\"]w", path.read_text(encoding="utf-8"))
     ]
-    assert writers == ["_common.py"]
+    assert writers == ["_common.py", "cost_gate.py"]
+    gate = (BENCH / "cost_gate.py").read_text(encoding="utf-8")
+    assert gate.count(".write_text(") == 1
+    assert "    if args.write_baseline:\n        figures = " in gate
 
 
 def test_make_bench_publish_copies_on_purpose() -> None:

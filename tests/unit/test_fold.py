@@ -13,7 +13,14 @@ from tests.support.request_reading import decode_request
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core import facts as F
-from otel_mcp_health.core.evidence import CallEvidence, Page, ProtocolEvidence, RequestEvidence
+from otel_mcp_health.core.evidence import (
+    NOT_APPLICABLE,
+    CallEvidence,
+    ExecutionEvidence,
+    Page,
+    ProtocolEvidence,
+    RequestEvidence,
+)
 from otel_mcp_health.core.fold import PRECEDENCE, TIMEOUT, TOOL_ERROR, Rule, fold, records
 from otel_mcp_health.core.observations import Observed
 from otel_mcp_health.core.vocabulary import AuthError, TransportOutcome
@@ -106,13 +113,17 @@ def _as_read(request: RequestEvidence) -> RequestEvidence:
     return dataclasses.replace(request, call=dataclasses.replace(call, protocol=protocol))
 
 
-@given(_SEEDS, st.lists(_FACTS, max_size=8), _NETWORKS)
+@given(_SEEDS, st.lists(_FACTS, max_size=8), st.lists(_FACTS, max_size=8), _NETWORKS)
 def test_the_fold_is_pure_and_deterministic(
-    seed: Observed, facts: list[F.Fact], network: str | None
+    seed: Observed, facts: list[F.Fact], other: list[F.Fact], network: str | None
 ) -> None:
-    first = fold(seed, facts, network=network)
-    again = fold(seed, list(facts), network=network)
-    assert _fields(first) == _fields(again)
+    """Its inputs come back untouched, and no fold in between changes what the same inputs fold
+    into: no state is kept from one request to the next."""
+    seed_before, facts_before = _fields(seed), list(facts)
+    first = _fields(fold(seed, facts, network=network))
+    assert (_fields(seed), facts) == (seed_before, facts_before)
+    fold(dataclasses.replace(seed), other, network=network)
+    assert _fields(fold(dataclasses.replace(seed), list(facts), network=network)) == first
 
 
 @given(_SEEDS, st.lists(_FACTS, max_size=8), _NETWORKS)
@@ -183,12 +194,12 @@ def _fields(seen: object) -> dict[str, object]:
 def test_a_call_record_of_a_silent_call() -> None:
     facts = [F.SdkEntered(), F.WriteStarted(), F.Raised(F.Failure.CANCELLED, "CancelledError")]
     built = records(Observed(method="tools/call", tool_name="t"), facts, network=None)
-    assert built.request.cancelled
-    assert built.request.error_type == "CancelledError"
-    assert built.request.call == CallEvidence(
-        tool="t",
-        authorization=built.request.call.authorization,
-        execution=built.request.call.execution,
+    assert built.request == RequestEvidence(
+        call=CallEvidence(
+            tool="t",
+            authorization=NOT_APPLICABLE,
+            execution=ExecutionEvidence(timed_out=True),
+        ),
+        cancelled=True,
+        error_type="CancelledError",
     )
-    assert built.request.call.execution is not None
-    assert built.request.call.execution.timed_out

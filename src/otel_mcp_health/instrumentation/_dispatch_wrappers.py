@@ -102,19 +102,29 @@ def _wire_request(args: Args, kwargs: Kwargs) -> tuple[Any, Any, Any]:
     return method, params, argument(args, kwargs, 2, "opts")
 
 
-async def send_raw_request(
+def send_raw_request(
     configured: Telemetry,
     wrapped: Any,
     instance: Any,
     args: Args,
     kwargs: Kwargs,
 ) -> Any:
-    """``JSONRPCDispatcher.send_raw_request`` and ``DirectDispatcher.send_raw_request``."""
+    """``JSONRPCDispatcher.send_raw_request`` and ``DirectDispatcher.send_raw_request``.
+
+    Server-side dispatchers in this process, untracked sessions and suppressed calls get the SDK's
+    own awaitable as it is (no frame of ours in their tracebacks)."""
     state = _state.DISPATCHERS.get(instance)
+    if state is None or active(configured) is None:
+        return wrapped(*args, **kwargs)
+    return _tracked_request(configured, state, wrapped, args, kwargs)
+
+
+async def _tracked_request(
+    configured: Telemetry, state: _state.SessionState, wrapped: Any, args: Args, kwargs: Kwargs
+) -> Any:
     started = begin(configured, state, lambda: _wire_request(args, kwargs))
     if started is None:
-        # Server-side dispatchers in this process (and untracked sessions) pass straight through:
-        # a client record visible in their context was entered already, so it is never claimed.
+        # Starting the record failed (fenced, logged): the request goes through unobserved.
         return await wrapped(*args, **kwargs)
     telemetry, record, slot = started
     args, kwargs = progress_tapped(record, args, kwargs, at=2, name="opts", key="on_progress")

@@ -365,7 +365,9 @@ def _write_evidence(record: RequestRecord, built: Records, request: dict[str, An
     span.set_attributes(attrs)
     if seen.error_type is not None:
         span.set_status(Status(StatusCode.ERROR))
-    if seen.exception_type is not None:
+    # A borrowed span's owner records the exception that leaves its block itself (FastMCP does):
+    # a second copy of it would be ours alone (docs/model.md, what the host sees).
+    if seen.exception_type is not None and not record.borrowed:
         span.add_event(A.EXCEPTION_EVENT, {A.EXCEPTION_TYPE: seen.exception_type})
 
 

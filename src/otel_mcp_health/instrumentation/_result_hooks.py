@@ -8,6 +8,7 @@ request ends.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import TracebackType
 from typing import Any
 
 from otel_mcp_health.core.bounds import cap
@@ -93,6 +94,32 @@ def on_error(record: RequestRecord, exc: BaseException) -> None:
     """An exception left one of the request's layers: its type and what the SDK's code means.
 
     Several nested layers may see the same exception; the fold keeps the first classification.
+    Each layer unlinks the frames of ours the exception passed through before it re-raises.
     """
     code = mcp_code(exc)
     record.observe(Raised(failure_of(exc), type(exc).__qualname__, code))
+    _hide_our_frames(exc)
+
+
+def _hide_our_frames(exc: BaseException) -> None:
+    """Unlink the product's frames from the traceback of an exception the SDK raised, before the
+    wrapper re-raises it: the application (and a framework that shows the model the traceback of
+    a failed call) sees the frames it would see without the product. The exception object, its
+    message and every other frame stay as they are."""
+    head = exc.__traceback__
+    while head is not None and _is_ours(head):
+        head = head.tb_next
+    exc.__traceback__ = head
+    while head is not None:
+        following = head.tb_next
+        while following is not None and _is_ours(following):
+            following = following.tb_next
+        head.tb_next = following
+        head = following
+
+
+def _is_ours(entry: TracebackType) -> bool:
+    return str(entry.tb_frame.f_globals.get("__name__", "")).startswith(_PACKAGE)
+
+
+_PACKAGE = "otel_mcp_health."

@@ -182,8 +182,7 @@ async def session_aexit(
 
 
 def _finish_slot(telemetry: Telemetry, slot: Slot, exc: BaseException | None) -> None:
-    record = slot.record
-    if record is None:
+    if (record := slot.record) is None:
         return
     if exc is not None:
         with fence("request error"):
@@ -226,26 +225,27 @@ async def _claimed_request(telemetry: Telemetry, wrapped: Any, args: Args, kwarg
     return result
 
 
-async def call_tool(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+def call_tool(
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
-    """``ClientSession.call_tool``: contract check, output-schema verdict, internal lists."""
-    telemetry = active(configured)
-    state = _state.SESSIONS.get(instance)
+    """``ClientSession.call_tool``: contract check, output-schema verdict, internal lists (an
+    unobserved session's own awaitable is handed back as it is: no frame of ours)."""
+    telemetry, state = active(configured), _state.SESSIONS.get(instance)
     if telemetry is None or state is None:
-        return await wrapped(*args, **kwargs)
+        return wrapped(*args, **kwargs)
+    return _observed_call(telemetry, state, wrapped, args, kwargs)
+
+
+async def _observed_call(
+    telemetry: Telemetry, state: _state.SessionState, wrapped: Any, args: Args, kwargs: Kwargs
+) -> Any:
     slot = Slot(method="tools/call")
     name, arguments = argument(args, kwargs, 0, "name"), argument(args, kwargs, 1, "arguments")
     with fence("contract check"):
         _request_hooks.before_call(state, slot, name, arguments)
     with fence("retry check"):
         _outcomes.before_call(state, slot, name, arguments)
-    slot_token = _state.SLOT.set(slot)
-    internal_token = _state.INTERNAL.set(True)
+    slot_token, internal_token = _state.SLOT.set(slot), _state.INTERNAL.set(True)
     try:
         result = await wrapped(*args, **kwargs)
     except BaseException as exc:

@@ -1,0 +1,154 @@
+"""The cost gate: instructions per unit of work against a committed baseline (``make cost``).
+
+``make test`` runs it. Each metric is counted under ``valgrind --tool=callgrind`` (an instruction
+count does not move with the load of a shared machine, CPU time does): ``_cost_child.py`` runs
+once with :attr:`Metric.few` units and once with :attr:`Metric.many`, and one unit costs the
+difference over ``many - few``. A metric more than :data:`TOLERANCE` above its figure in
+``cost_baseline.json`` fails the gate, with the figures. ``make cost-baseline``
+(``python benchmarks/cost_gate.py --write-baseline``) measures and rewrites the file: after a change
+that made the product cheaper (lower the bar), or one whose cost was weighed and accepted (say so
+in the commit). The ``rfc8785`` reference recipe is counted beside the cold digest, for the ratio
+only (never gated).
+
+The mcp 1.x line runs in the matrix's ``mcp_latest_1x`` venv (``noxfile.py``; ``make matrix``
+creates it), this tree's ``src`` first on its path. Missing valgrind or a missing venv fails the
+gate: nothing counted is never a pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+BASELINE = HERE / "cost_baseline.json"
+TOLERANCE = 0.05
+CHILD = HERE / "_cost_child.py"
+COLLECTED = re.compile(r"Collected : (\d+)")
+NOX_ENVDIR = Path(
+    os.environ.get(
+        "NOX_ENVDIR",
+        Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "otel-mcp-health-nox",
+    )
+)
+MCP_1X = NOX_ENVDIR / "mcp_latest_1x" / "bin" / "python"
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One unit of work: what ``_cost_child.py`` runs, in which interpreter, how many times."""
+
+    mode: str
+    python: Path
+    few: int
+    many: int
+    gated: bool = True
+
+
+METRICS = {
+    "tools/call, in-process, mcp 2.x, processor on": Metric("call", Path(sys.executable), 5, 105),
+    "tools/call, in-process, mcp 1.x, processor on": Metric("call", MCP_1X, 5, 105),
+    "tools/list page (5 tools), in-process, mcp 2.x, processor on": Metric(
+        "list", Path(sys.executable), 5, 105
+    ),
+    "cold digest, typical catalog (1,000 tools)": Metric("digest", Path(sys.executable), 1, 4),
+    "rfc8785 recipe, same catalog (reference, not gated)": Metric(
+        "rfc8785", Path(sys.executable), 1, 4, gated=False
+    ),
+}
+
+
+def _instructions(metric: Metric, count: int) -> int:
+    """The instructions one child process executed under callgrind (raises if it failed)."""
+    command = [str(metric.python), str(CHILD), metric.mode, str(count)]
+    path = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
+    proc = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": path},
+        timeout=1800,
+        check=False,
+    )
+    found = COLLECTED.search(proc.stderr)
+    if proc.returncode or found is None:
+        raise RuntimeError(f"{metric.mode} x{count}: exit {proc.returncode}: {proc.stderr[-800:]}")
+    return int(found.group(1))
+
+
+def measure(names: list[str]) -> dict[str, float]:
+    """Instructions per unit of each named metric (two child processes each, two at a time)."""
+    jobs = [(name, count) for name in names for count in (METRICS[name].few, METRICS[name].many)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        counts = dict(
+            zip(
+                jobs,
+                pool.map(lambda job: _instructions(METRICS[job[0]], job[1]), jobs),
+                strict=True,
+            )
+        )
+    return {
+        name: (counts[name, m.many] - counts[name, m.few]) / (m.many - m.few)
+        for name, m in ((name, METRICS[name]) for name in names)
+    }
+
+
+def verdict(measured: dict[str, float], baseline: dict[str, float]) -> tuple[bool, list[str]]:
+    """Whether every gated metric is within :data:`TOLERANCE` of its baseline, and the table."""
+    ok = True
+    lines = [f"{'metric':<64} {'baseline':>12} {'measured':>12} {'change':>8}"]
+    for name, value in measured.items():
+        base = baseline.get(name)
+        change = "" if base is None else f"{(value - base) / base:+.1%}"
+        mark = ""
+        if METRICS[name].gated and (base is None or value > base * (1 + TOLERANCE)):
+            ok, mark = False, "  FAIL" if base is not None else "  FAIL (no baseline)"
+        elif base is not None and value < base * (1 - TOLERANCE):
+            mark = "  (cheaper: make cost-baseline lowers the bar)"
+        shown = "-" if base is None else f"{base:,.0f}"
+        lines.append(f"{name:<64} {shown:>12} {value:>12,.0f} {change:>8}{mark}")
+    digest = measured.get("cold digest, typical catalog (1,000 tools)")
+    reference = measured.get("rfc8785 recipe, same catalog (reference, not gated)")
+    if digest and reference:
+        lines.append(f"cold digest: {reference / digest:.2f}x fewer instructions than rfc8785")
+    return ok, lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write-baseline", action="store_true", help="rewrite the baseline")
+    parser.add_argument("--only", default="", help="the metrics whose name holds this text")
+    args = parser.parse_args()
+    names = [name for name in METRICS if args.only in name]
+    if args.write_baseline and args.only:
+        parser.error("--write-baseline measures every metric: no --only")
+    if shutil.which("valgrind") is None:
+        print("cost gate: valgrind is not installed (make provision installs it)", file=sys.stderr)
+        return 2
+    if not MCP_1X.exists() and any(METRICS[name].python == MCP_1X for name in names):
+        print(f"cost gate: no mcp 1.x venv at {MCP_1X} (make matrix creates it)", file=sys.stderr)
+        return 2
+    measured = measure(names)
+    if args.write_baseline:
+        figures = {name: round(value) for name, value in measured.items()}
+        BASELINE.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        print(f"cost gate: baseline written to {BASELINE.relative_to(ROOT)}")
+    baseline = json.loads(BASELINE.read_text(encoding="utf-8")) if BASELINE.exists() else {}
+    ok, lines = verdict(measured, baseline)
+    print("\n".join(["Instructions per unit (callgrind):", *lines]))
+    if not ok:
+        print(f"cost gate: FAILED (more than +{TOLERANCE:.0%} over {BASELINE.name})")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
