@@ -30,11 +30,22 @@ SERVER = StdioTransport(
     command=os.environ.get("DEMO_SERVER_PYTHON", sys.executable),
     args=["-m", "otel_mcp_health.demo._server", "--stdio"],
 )
-OUT = Path(tempfile.mkdtemp(prefix="mcp-health-example-"))
+#: Reports go under the one literal directory that examples/outcomes.toml names (an argument
+#: never chooses the directory, docs/outcomes.md#arguments-are-data), a sub-directory per run.
+BASE = Path("/tmp/mcp-health-examples")  # noqa: S108 - the policy names this directory
+BASE.mkdir(exist_ok=True)
+OUT = Path(tempfile.mkdtemp(prefix="run-", dir=BASE))
+
+
+def report(name: str, content: str) -> dict[str, str]:
+    """export_report's arguments: the path, and the run and name the policy's template reads."""
+    return {"path": str(OUT / name), "run": OUT.name, "name": name, "content": content}
+
+
 PLAN = iter(
     [
-        ("export_report", {"path": str(OUT / "q3.txt"), "content": "Q3 numbers"}),
-        ("export_report_broken", {"path": str(OUT / "q4.txt"), "content": "Q4 numbers"}),
+        ("export_report", report("q3.txt", "Q3 numbers")),
+        ("export_report_broken", report("q4.txt", "Q4 numbers")),
         ("create_ticket", {"title": "printer on fire"}),
     ]
 )
