@@ -40,7 +40,7 @@ def _machine(tmp_path: Path, uid: int) -> tuple[Path, Path]:
         found = shutil.which(tool)
         assert found, tool
         (bin_dir / tool).symlink_to(found)
-    for present in ("prometheus", "promtool", "prometheus-alertmanager", "amtool"):
+    for present in ("prometheus", "promtool", "prometheus-alertmanager", "amtool", "valgrind"):
         _stub(bin_dir / present, "exit 0")
     _stub(bin_dir / "id", f"echo {uid}")
     _stub(bin_dir / "sudo", 'echo sudo >> "$(dirname "$0")/apt.log"; exec "$@"')

@@ -383,4 +383,4 @@ def test_worst_case_state_is_a_small_constant(
 ) -> None:
     worst = runs[WORST]
     print(f"worst case: {worst['bytes_per_session']} B/session")
-    assert worst["bytes_per_session"] < 16_384
+    assert worst["bytes_per_session"] < 24_576  # closed keys, channel state (issue 25)

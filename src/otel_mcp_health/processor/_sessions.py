@@ -15,7 +15,6 @@ processor keeps, per session key, only what the core classifiers need to judge t
 * the client digest of the latest install, the call-time contract findings since the last
   complete traversal, and the last authorization failure (cleared by the next authorized
   success).
-
 Silent calls awaiting reconciliation and open incidents are kept by the processor rather than per
 session (:mod:`otel_mcp_health.processor._incidents`): a reconciliation or a healthy call often
 comes after the session that failed has closed. What the sessions of one server share is in
@@ -254,13 +253,11 @@ class Session:
         return self.shared.complete if self.inherits and self.shared is not None else None
 
     def add_finding(self, finding: ToolCallCheck) -> None:
-        """Keep a call-time contract finding (bounded). The first finding of each kind decides
-        (an unknown tool outranks a missing argument), so one of a new kind is kept past the
-        cap: at most :data:`MAX_FINDINGS` plus one per kind."""
+        """Keep a call-time finding: at most :data:`MAX_FINDINGS`, plus one of each new kind."""
         if self.inherits and self.findings_against is not self.inherited:
             self.findings, self.findings_against = (), self.inherited
-        new_kind = all(kept.contract != finding.contract for kept in self.findings)
-        if len(self.findings) < MAX_FINDINGS or new_kind:
+        kinds = {kept.contract for kept in self.findings}
+        if len(self.findings) < MAX_FINDINGS or finding.contract not in kinds:
             self.findings = (*self.findings, finding)
             self.version += 1
 
