@@ -16,6 +16,10 @@ Subcommands:
     Validate an outcome policy (docs/outcomes.md) offline and print what each entry matches
     (with ``--tool``, also which entry decides for that tool). Exit codes: ``0`` valid, ``2``
     invalid (every problem is printed with its entry and key, never a value).
+``probe --config FILE [--listen HOST:PORT] [--schedule]``
+    Probe the configured MCP servers as a service: ``/probe?target=NAME&module=MODULE`` answers
+    Prometheus text, ``/metrics`` the prober's own metrics; ``--schedule`` also probes every
+    target on its interval and exports over OTLP (:mod:`otel_mcp_health.probe`, docs/probe.md).
 ``demo``
     Run the instrumented ``mcp`` client against real MCP servers on 127.0.0.1 and print the
     verdicts on the exported spans (:mod:`otel_mcp_health.demo`; needs the ``instruments``
@@ -257,6 +261,26 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return run(args, out, err)
 
 
+def _probe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from otel_mcp_health.probe import run
+
+    return run(args, out, err)
+
+
+def _add_probe(sub: Any) -> None:
+    probe = sub.add_parser(
+        "probe",
+        help="probe the configured MCP servers as a service (Prometheus /probe, OTLP schedule)",
+        description="Serve /probe?target=NAME&module=MODULE (Prometheus text) and /metrics for "
+        "the targets of --config FILE; with --schedule, also probe each on its interval and "
+        "export over OTLP. Exit codes: 0 stopped, 2 a bad configuration.",
+    )
+    from otel_mcp_health.probe import add_arguments
+
+    add_arguments(probe)
+    probe.set_defaults(handler=_probe)
+
+
 def _add_outcomes(sub: Any) -> None:
     outcomes = sub.add_parser(
         "outcomes", help="validate an outcome policy file and show what each entry matches"
@@ -303,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(check)
     check.set_defaults(handler=_check)
+    _add_probe(sub)
     return parser
 
 

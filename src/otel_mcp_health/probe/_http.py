@@ -1,0 +1,122 @@
+"""The prober's HTTP endpoint: ``/probe?target=NAME&module=MODULE`` and ``/metrics``.
+
+``/probe`` answers a configured target only (400 otherwise, the requested value never echoed:
+the prober is not a relay), honours ``X-Prometheus-Scrape-Timeout-Seconds`` (the probe's bound is
+the module's timeout or the scraper's less :data:`SCRAPE_MARGIN_S`, whichever is shorter) and
+answers Prometheus text. Each request is served on its own thread; the service bounds the probes.
+Nothing a client sends (query, headers) is logged.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Final
+
+from otel_mcp_health.probe._render import FAMILIES, exposition
+from otel_mcp_health.probe._service import (
+    ProberBusyError,
+    ProbeService,
+    UnknownModuleError,
+    UnknownTargetError,
+)
+
+CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
+SCRAPE_TIMEOUT_HEADER: Final = "X-Prometheus-Scrape-Timeout-Seconds"
+#: Time kept back from the scraper's timeout to write the answer.
+SCRAPE_MARGIN_S: Final = 0.5
+
+
+def scrape_bound(raw: str | None) -> float | None:
+    """The probe bound a scraper's timeout header allows (``None``: no usable header)."""
+    try:
+        value = float(raw) if raw is not None else math.nan
+    except ValueError:
+        return None
+    if not (value > 0 and math.isfinite(value)):
+        return None
+    return max(value - SCRAPE_MARGIN_S, 0.1)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    service: ProbeService
+    server_version = "otel-mcp-health-probe"
+    sys_version = ""
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's name
+        """Nothing is logged: a request line carries the scraper's query."""
+
+    def do_GET(self) -> None:
+        parts = urllib.parse.urlsplit(self.path)
+        if parts.path == "/metrics":
+            self._answer(200, self.service.stats.render())
+        elif parts.path == "/probe":
+            self._probe(parts.query)
+        else:
+            self._answer(404, "not found: /probe?target=NAME&module=MODULE or /metrics\n")
+
+    def _probe(self, query: str) -> None:
+        try:
+            params = urllib.parse.parse_qs(query, strict_parsing=False, max_num_fields=8)
+        except ValueError:
+            params = {"": ["?"]}
+        if any(len(v) != 1 for v in params.values()) or not set(params) <= {"target", "module"}:
+            self.service.stats.refused("bad_request")
+            self._answer(400, "bad request: /probe?target=NAME&module=MODULE\n")
+            return
+        target, module = params.get("target", [None])[0], params.get("module", [None])[0]
+        bound = scrape_bound(self.headers.get(SCRAPE_TIMEOUT_HEADER))
+        try:
+            result = self.service.probe(target, module, timeout_s=bound)
+        except UnknownTargetError:
+            self.service.stats.refused("unknown_target")
+            self._answer(400, "unknown target: only the targets of the configuration file\n")
+        except UnknownModuleError:
+            self.service.stats.refused("unknown_module")
+            self._answer(400, "unknown module: only the modules of the configuration file\n")
+        except ProberBusyError:
+            self.service.stats.refused("busy")
+            self._answer(503, "busy: no probe slot within the scrape timeout\n")
+        else:
+            self._answer(200, exposition(result.samples(time.monotonic()), FAMILIES))
+
+    def _answer(self, status: int, body: str) -> None:
+        data = body.encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", CONTENT_TYPE)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def make_server(service: ProbeService, host: str, port: int) -> ThreadingHTTPServer:
+    """The HTTP server of ``service`` bound to ``host:port`` (``0``: an ephemeral port)."""
+    handler = type("ProbeHandler", (_Handler,), {"service": service})
+    server = ThreadingHTTPServer((host, port), handler)
+    server.daemon_threads = True
+    return server
+
+
+def base_url(server: ThreadingHTTPServer) -> str:
+    """``http://HOST:PORT`` of a bound server."""
+    host, port = server.server_address[:2]
+    return f"http://{host!s}:{port}"
+
+
+@contextmanager
+def serving(service: ProbeService, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+    """Serve ``service`` on a background thread; yields the base URL; stops on exit."""
+    server = make_server(service, host, port)
+    thread = threading.Thread(target=server.serve_forever, name="probe-http", daemon=True)
+    thread.start()
+    try:
+        yield base_url(server)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

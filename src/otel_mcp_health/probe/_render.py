@@ -1,0 +1,179 @@
+"""A probe's result as Prometheus series (text exposition format 0.0.4), and as plain samples.
+
+Series names follow the blackbox exporter where it has one (``probe_success``,
+``probe_duration_seconds``) and the product's families otherwise (``mcp_health_probe_*``); label
+names are the product's attribute names with ``.`` written ``_``, so one alert reads the agent
+side's span metrics and a probe's series alike. Every label value is a vocabulary value, a reason
+code, a tool or server name the server announced, a digest or a method name: never an argument, a
+header, a URL or a command line. docs/probe.md lists every series.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health.core.vocabulary import FirstFailedLayer
+
+#: Every family: (name, type, help). Their order is the answer's order.
+FAMILIES: Final[tuple[tuple[str, str, str], ...]] = (
+    ("probe_success", "gauge", "1 if the probe's verdict is healthy or converged, else 0."),
+    ("probe_duration_seconds", "gauge", "How long the probe took."),
+    (
+        "mcp_health_probe_phase_duration_seconds",
+        "gauge",
+        "Time of each phase the probe reached (handshake, discovery, call).",
+    ),
+    ("mcp_health_probe_verdict", "gauge", "The probe's verdict, reason and first failed layer."),
+    (
+        "mcp_health_probe_session_verdict",
+        "gauge",
+        "The session's verdict: the failed handshake's, else the readiness of its catalog.",
+    ),
+    ("mcp_health_probe_catalog_verdict", "gauge", "The catalog convergence verdict."),
+    (
+        "mcp_health_probe_catalog_approval",
+        "gauge",
+        "The catalog's approval against the pins (only when pins are configured).",
+    ),
+    ("mcp_health_probe_catalog_tools", "gauge", "Tools the server listed."),
+    ("mcp_health_probe_catalog_pages", "gauge", "tools/list pages the probe requested."),
+    (
+        "mcp_health_probe_catalog_info",
+        "gauge",
+        "The catalog's digest and the session's identity (always 1).",
+    ),
+    ("mcp_health_probe_call_verdict", "gauge", "The canary call's verdict (when one ran)."),
+    ("mcp_health_probe_requests", "gauge", "JSON-RPC messages the probe sent, by method."),
+    ("mcp_health_probe_cached", "gauge", "1 if this answer is a cached result."),
+    ("mcp_health_probe_age_seconds", "gauge", "Age of the result answered."),
+)
+PHASE: Final = "phase"
+#: Attribute names of the approval (issue 28), as the judged spans carry them.
+CATALOG_APPROVAL: Final = getattr(A, "CATALOG_APPROVAL", "mcp_health.catalog.approval")
+CATALOG_APPROVAL_REASON: Final = getattr(
+    A, "CATALOG_APPROVAL_REASON", "mcp_health.catalog.approval.reason"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One sample: family name, labels (attribute names, dotted) and value."""
+
+    name: str
+    labels: Mapping[str, str]
+    value: float
+
+
+def label_name(attribute: str) -> str:
+    """The Prometheus label of an attribute (``mcp_health.verdict`` → ``mcp_health_verdict``)."""
+    return attribute.replace(".", "_")
+
+
+def _labels(**pairs: Any) -> dict[str, str]:
+    return {k: str(v) for k, v in pairs.items() if v is not None}
+
+
+def _verdicts(report: Mapping[str, Any]) -> Iterable[Sample]:
+    session, catalog, call = report["session"], report["catalog"], report.get("call")
+    layer = (call or session).get("firstFailedLayer") or FirstFailedLayer.NONE.value
+    yield Sample("mcp_health_probe_verdict", _labels(**{
+        A.VERDICT: report["verdict"], A.REASON: report["reason"],
+        A.NEXT_ACTION: report["nextAction"], A.CALL_FIRST_FAILED_LAYER: layer,
+    }), 1)  # fmt: skip
+    if "verdict" in session:
+        verdict, reason = session["verdict"], session["reason"]
+        session_layer = session.get("firstFailedLayer") or FirstFailedLayer.NONE.value
+    else:
+        verdict, reason = report["sessionVerdict"]
+        session_layer = FirstFailedLayer.NONE.value
+    yield Sample("mcp_health_probe_session_verdict", _labels(**{
+        A.VERDICT: verdict, A.REASON: reason, A.CALL_FIRST_FAILED_LAYER: session_layer,
+    }), 1)  # fmt: skip
+    yield Sample("mcp_health_probe_catalog_verdict", _labels(**{
+        A.CATALOG_VERDICT: catalog["verdict"], A.CATALOG_REASON: catalog["reason"],
+    }), 1)  # fmt: skip
+    if call is not None:
+        yield Sample("mcp_health_probe_call_verdict", _labels(**{
+            A.GEN_AI_TOOL_NAME: call["tool"], A.VERDICT: call["verdict"], A.REASON: call["reason"],
+            A.CALL_FIRST_FAILED_LAYER: call.get("firstFailedLayer"),
+            A.OUTCOME_METHOD: call.get("outcomeMethod"),
+        }), 1)  # fmt: skip
+
+
+def _catalog(report: Mapping[str, Any], approval: Mapping[str, Any] | None) -> Iterable[Sample]:
+    session, catalog = report["session"], report["catalog"]
+    if approval is not None:
+        yield Sample("mcp_health_probe_catalog_approval", _labels(**{
+            CATALOG_APPROVAL: approval["verdict"],
+            CATALOG_APPROVAL_REASON: approval.get("reason") or "",
+        }), 1)  # fmt: skip
+    yield Sample("mcp_health_probe_catalog_tools", {}, catalog["toolCount"])
+    yield Sample("mcp_health_probe_catalog_pages", {}, catalog["pages"])
+    yield Sample("mcp_health_probe_catalog_info", _labels(**{
+        A.CATALOG_DIGEST: catalog.get("digest"), A.SERVER_NAME: session.get("serverName"),
+        A.MCP_PROTOCOL_VERSION: session.get("protocolVersion"), A.SESSION_ERA: session.get("era"),
+        A.NETWORK_TRANSPORT: session.get("transport"),
+    }), 1)  # fmt: skip
+
+
+def samples(
+    report: Mapping[str, Any],
+    *,
+    duration_s: float,
+    phases: Mapping[str, float],
+    requests: Mapping[str, int],
+    approval: Mapping[str, Any] | None,
+    cached: bool,
+    age_s: float,
+) -> list[Sample]:
+    """Every sample of one probe's answer (family order as :data:`FAMILIES`)."""
+    out = [
+        Sample("probe_success", {}, 1 if report["success"] else 0),
+        Sample("probe_duration_seconds", {}, duration_s),
+    ]
+    out += [
+        Sample("mcp_health_probe_phase_duration_seconds", {PHASE: phase}, seconds)
+        for phase, seconds in phases.items()
+    ]
+    out += _verdicts(report)
+    out += _catalog(report, approval)
+    out += [
+        Sample("mcp_health_probe_requests", {A.MCP_METHOD_NAME: method}, count)
+        for method, count in sorted(requests.items())
+    ]
+    out += [
+        Sample("mcp_health_probe_cached", {}, 1 if cached else 0),
+        Sample("mcp_health_probe_age_seconds", {}, age_s),
+    ]
+    return out
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _number(value: float) -> str:
+    return repr(float(value)) if not float(value).is_integer() else str(int(value))
+
+
+def exposition(found: Sequence[Sample], families: Sequence[tuple[str, str, str]]) -> str:
+    """Prometheus text format: ``# HELP``/``# TYPE`` once per family that has samples."""
+    by_family: dict[str, list[Sample]] = {}
+    for sample in found:
+        by_family.setdefault(sample.name, []).append(sample)
+    lines: list[str] = []
+    for name, kind, help_text in families:
+        members = by_family.get(name)
+        if not members:
+            continue
+        lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
+        for sample in members:
+            pairs = ",".join(
+                f'{label_name(k)}="{_escape(v)}"' for k, v in sorted(sample.labels.items())
+            )
+            series = f"{sample.name}{{{pairs}}}" if pairs else sample.name
+            lines.append(f"{series} {_number(sample.value)}")
+    return "\n".join(lines) + "\n"

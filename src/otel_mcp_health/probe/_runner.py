@@ -1,0 +1,223 @@
+"""One probe: the check's driver against one configured target, judged by the product's processor.
+
+The probe *acts* like ``otel-mcp-health check`` (handshake in the configured era, a complete
+discovery with the check's own cursor-chain logic, the optional canary call) and reads every
+verdict back from the judged spans with the check's own report builder: a probe's verdicts are the
+agent side's. It adds what a prober needs: the SSE transport, credentials resolved from their
+references at probe time, per-phase durations, and a count of the JSON-RPC messages sent.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Self
+
+import anyio
+import httpx2
+from mcp import Client
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from opentelemetry.sdk.trace import ReadableSpan
+
+from otel_mcp_health.check import _driver, _report
+from otel_mcp_health.check._options import ERA_MODES, CheckOptions
+from otel_mcp_health.core.vocabulary import GREEN, NextAction, Verdict
+from otel_mcp_health.probe._config import Module, Secret, Target
+from otel_mcp_health.probe._render import CATALOG_APPROVAL, CATALOG_APPROVAL_REASON
+
+#: Reason of a probe that sent nothing because a credential reference could not be read.
+CREDENTIAL_UNAVAILABLE = "credential_unavailable"
+#: Time kept back from a probe's bound for closing the session cleanly.
+CLOSE_RESERVE_S = 0.5
+
+
+class CredentialUnavailable(Exception):  # noqa: N818 - a reason, not an error of ours
+    """A referenced credential could not be read (the reference is not named: it may be private)."""
+
+
+@dataclass
+class Run:
+    """What one probe did, beside its spans: the check's facts, phases and messages sent."""
+
+    facts: _driver.Facts = field(default_factory=_driver.Facts)
+    phases: dict[str, float] = field(default_factory=dict)
+    requests: Counter[str] = field(default_factory=Counter)
+    #: The era the server answered in (``initialize`` or ``server/discover``), if it answered.
+    era: str | None = None
+    credential_missing: bool = False
+
+
+def resolve(secret: Secret) -> str:
+    """The credential a reference names, read now (raises :class:`CredentialUnavailable`)."""
+    if secret.env is not None:
+        value = os.environ.get(secret.env)
+    else:
+        try:
+            value = Path(str(secret.file)).read_text(encoding="utf-8").rstrip("\r\n")
+        except (OSError, UnicodeDecodeError):
+            value = None
+    if not value or "\n" in value or "\r" in value:
+        raise CredentialUnavailable
+    return secret.prefix + value
+
+
+class _CountingWrite:
+    """The transport's write stream, counting the JSON-RPC requests and notifications sent."""
+
+    def __init__(self, inner: Any, counts: Counter[str]) -> None:
+        self._inner, self._counts = inner, counts
+
+    async def send(self, item: Any, /) -> None:
+        method = getattr(getattr(item, "message", None), "method", None)
+        if isinstance(method, str):
+            self._counts[method] += 1
+        await self._inner.send(item)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> Self:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+
+@asynccontextmanager
+async def _counted(transport: Any, counts: Counter[str]) -> AsyncIterator[tuple[Any, Any]]:
+    async with transport as (read, write):
+        yield read, _CountingWrite(write, counts)
+
+
+def _transport(target: Target, stack: AsyncExitStack) -> Any:
+    if target.transport == "stdio":
+        env = dict(os.environ)
+        env.update({name: resolve(secret) for name, secret in target.env.items()})
+        command, *args = target.command
+        params = StdioServerParameters(command=command, args=args, env=env)
+        return stdio_client(params, errlog=sys.stderr)
+    headers = {name: resolve(secret) for name, secret in target.headers.items()}
+    url = str(target.url)
+    if target.transport == "sse":
+        return sse_client(url, headers=headers)
+    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+    stack.push_async_callback(http.aclose)
+    return streamable_http_client(url, http_client=http)
+
+
+def _timed(run: Run, phase: str) -> Callable[[], None]:
+    started = time.monotonic()
+
+    def done() -> None:
+        run.phases[phase] = time.monotonic() - started
+
+    return done
+
+
+async def _steps(target: Target, options: CheckOptions, mode: str, run: Run) -> None:
+    deadline = time.monotonic() + options.timeout_s
+    async with AsyncExitStack() as stack:
+        try:
+            transport = _transport(target, stack)
+        except CredentialUnavailable:
+            run.credential_missing = True
+            return
+        client = Client(
+            _counted(transport, run.requests), mode=mode, message_handler=None, cache=None
+        )
+        done = _timed(run, "handshake")
+        try:
+            await stack.enter_async_context(client)
+        finally:
+            done()
+        run.facts.connected = True
+        run.era = "server/discover" if client.protocol_version >= "2026" else "initialize"
+        done = _timed(run, "discovery")
+        try:
+            await _driver._discover(client, options, run.facts)  # noqa: SLF001 - one engine: the check's own driver
+        finally:
+            done()
+        if options.call is not None:
+            done = _timed(run, "call")
+            try:
+                await _driver._call(client, options, deadline, run.facts)  # noqa: SLF001 - one engine: the check's own driver
+            finally:
+                done()
+
+
+def check_options(target: Target, module: Module, timeout_s: float) -> CheckOptions:
+    """The check's view of one probe: where, what to call, and the bounds."""
+    canary = target.canary if module.call else None
+    return CheckOptions(
+        url=target.url,
+        command=target.command,
+        era=module.era,  # type: ignore[arg-type]
+        call=canary.tool if canary is not None else None,
+        arguments=dict(canary.arguments) if canary is not None else {},
+        timeout_s=timeout_s,
+        max_pages=module.max_pages,
+    )
+
+
+def drive(target: Target, options: CheckOptions, era_mode: str | None) -> Run:
+    """Run one probe in this thread's own event loop; never raises for what the server does.
+
+    ``era_mode`` is the ``Client`` mode learned from an earlier probe of this target (``None``:
+    the module's era).
+    """
+    run = Run()
+    mode = era_mode or ERA_MODES[options.era]
+    started = time.monotonic()
+    try:
+
+        async def bounded() -> None:
+            with anyio.fail_after(options.timeout_s):
+                await _steps(target, options, mode, run)
+
+        anyio.run(bounded)
+    except TimeoutError:
+        run.facts.timed_out = True
+    except Exception as exc:  # noqa: BLE001 - the spans say what failed; the message may carry secrets
+        run.facts.error = type(_driver._leaf(exc)).__name__  # noqa: SLF001 - one engine: the check's own driver
+    finally:
+        run.facts.elapsed_s = time.monotonic() - started
+    return run
+
+
+def _approval(spans: Sequence[ReadableSpan]) -> dict[str, Any] | None:
+    """The approval of the latest complete discovery that carries one (pins configured)."""
+    judged = [s.attributes or {} for s in spans if CATALOG_APPROVAL in (s.attributes or {})]
+    if not judged:
+        return None
+    latest = judged[-1]
+    return {"verdict": latest[CATALOG_APPROVAL], "reason": latest.get(CATALOG_APPROVAL_REASON)}
+
+
+def report(spans: Sequence[ReadableSpan], run: Run, options: CheckOptions) -> dict[str, Any]:
+    """The check's report of this probe's spans, with the session's own verdict beside the
+    top-level one, whether it is a success, and the catalog's approval (a missing credential:
+    ``unverified``, nothing sent)."""
+    built = _report.build(spans, run.facts, options)
+    if run.credential_missing:
+        built.update(
+            verdict=Verdict.UNVERIFIED.value,
+            reason=CREDENTIAL_UNAVAILABLE,
+            nextAction=NextAction.NONE.value,
+        )
+    session = built["session"]
+    verdict, reason, _action = _report._session_verdict(spans, session, run.facts)  # noqa: SLF001 - the check's own reading
+    if run.credential_missing:
+        verdict, reason = Verdict.UNVERIFIED.value, CREDENTIAL_UNAVAILABLE
+    built["sessionVerdict"] = (verdict, reason)
+    built["success"] = built["verdict"] in GREEN
+    built["approval"] = _approval(spans)
+    return built

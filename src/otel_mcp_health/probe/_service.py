@@ -1,0 +1,214 @@
+"""The prober: configured targets only, one probe per target per minimum interval, bounded.
+
+* Only a target named in the file can be probed, only with a module named in the file
+  (:class:`UnknownTargetError`, :class:`UnknownModuleError`): the prober never relays a
+  request anywhere else.
+* A target's result is kept for ``min_interval``: scrapes inside it are answered from the cache,
+  and scrapes that arrive while a probe of that target is running wait for that probe (one probe,
+  however many scrapers).
+* At most ``max_concurrent`` probes run at once; a probe that cannot start within its bound is
+  :class:`ProberBusyError`.
+* The handshake era a target answered in is remembered for :data:`ERA_MEMORY_S`: an older
+  server is then probed with ``initialize`` alone, without a refused ``server/discover`` first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from otel_mcp_health import OutcomePolicy
+from otel_mcp_health.probe import _render, _runner
+from otel_mcp_health.probe._config import Module, ProbeConfig, Target
+from otel_mcp_health.probe._pipeline import ProbePipeline
+from otel_mcp_health.probe._stats import ProberStats
+
+#: How long the era a target answered in is trusted before ``auto`` asks again.
+ERA_MEMORY_S: Final = 3600.0
+#: Attributes of a probe's root span (its trace holds the product's judged spans).
+PROBE_SPAN_NAME: Final = "mcp_health.probe"
+PROBE_TARGET: Final = "mcp_health.probe.target"
+PROBE_MODULE: Final = "mcp_health.probe.module"
+
+
+class UnknownTargetError(LookupError):
+    """A target that is not in the configuration file."""
+
+
+class UnknownModuleError(LookupError):
+    """A module that is not in the configuration file."""
+
+
+class ProberBusyError(RuntimeError):
+    """No probe slot (or the running probe of this target) freed up within the bound."""
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """One probe's report (the check's JSON report), with what the prober adds."""
+
+    target: str
+    module: str
+    report: dict[str, Any]
+    run: _runner.Run
+    finished: float  # time.monotonic() when it ended
+    duration_s: float
+    pins: bool = False
+    cached: bool = False
+
+    @property
+    def success(self) -> bool:
+        """Whether the probe's verdict is healthy (with a call) or converged (without one)."""
+        return bool(self.report["success"])
+
+    def samples(self, now: float) -> list[_render.Sample]:
+        """This result's samples (``now``: ``time.monotonic()``, for the age)."""
+        return _render.samples(
+            self.report,
+            duration_s=self.duration_s,
+            phases=self.run.phases,
+            requests=self.run.requests,
+            approval=self.report.get("approval"),
+            cached=self.cached,
+            age_s=max(now - self.finished, 0.0),
+        )
+
+
+@dataclass
+class _Slot:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    result: ProbeResult | None = None
+
+
+class ProbeService:
+    """Probes the configured targets through the product's own instrumentation and processor."""
+
+    def __init__(self, config: ProbeConfig, pipeline: ProbePipeline | None = None) -> None:
+        self.config = config
+        self.stats = ProberStats()
+        self._policy = _canary_policy(config)
+        if self._policy is not None:
+            self._policy.install()
+        self.pipeline = pipeline or ProbePipeline(otlp=False, approved_catalog=config.pins)
+        self._running = threading.BoundedSemaphore(config.max_concurrent)
+        self._lock = threading.Lock()
+        self._slots: dict[tuple[str, str], _Slot] = {}
+        self._eras: dict[str, tuple[str, float]] = {}
+        self.latest: dict[tuple[str, str], ProbeResult] = {}
+
+    def resolve(self, target: str | None, module: str | None) -> tuple[Target, Module]:
+        """The configured target and module (raises :class:`UnknownTargetError` or
+        :class:`UnknownModuleError`)."""
+        found = self.config.targets.get(target or "")
+        if found is None:
+            raise UnknownTargetError
+        chosen = self.config.modules.get(module or found.module)
+        if chosen is None:
+            raise UnknownModuleError
+        return found, chosen
+
+    def probe(
+        self, target: str | None, module: str | None = None, *, timeout_s: float | None = None
+    ) -> ProbeResult:
+        """One probe of a configured target, or its cached result (see the module docstring)."""
+        found, chosen = self.resolve(target, module)
+        bound = min(chosen.timeout_s, timeout_s) if timeout_s is not None else chosen.timeout_s
+        slot = self._slot((found.name, chosen.name))
+        if not slot.lock.acquire(timeout=bound):
+            raise ProberBusyError
+        try:
+            cached = slot.result
+            if (
+                cached is not None
+                and time.monotonic() - cached.finished < self.config.min_interval_s
+            ):
+                self.stats.scraped(found.name, chosen.name, cached=True)
+                return dataclasses.replace(cached, cached=True)
+            started = time.monotonic()
+            if not self._running.acquire(timeout=bound):
+                raise ProberBusyError
+            try:
+                remaining = max(bound - (time.monotonic() - started), 0.1)
+                result = self._probe(found, chosen, remaining)
+            finally:
+                self._running.release()
+            slot.result = result
+            self.latest[(found.name, chosen.name)] = result
+            self.stats.scraped(found.name, chosen.name, cached=False)
+            self.stats.probed(found.name, chosen.name, success=result.success)
+            return result
+        finally:
+            slot.lock.release()
+
+    def _slot(self, key: tuple[str, str]) -> _Slot:
+        with self._lock:
+            return self._slots.setdefault(key, _Slot())
+
+    def _era_mode(self, target: Target, module: Module) -> str | None:
+        if module.era != "auto":
+            return None
+        learned = self._eras.get(target.name)
+        if learned is None or time.monotonic() - learned[1] > ERA_MEMORY_S:
+            return None
+        return learned[0]
+
+    def _learn_era(self, target: Target, module: Module, run: _runner.Run) -> None:
+        if module.era != "auto":
+            return
+        if run.era == "initialize":
+            self._eras[target.name] = ("legacy", time.monotonic())
+        elif not run.facts.connected:
+            self._eras.pop(target.name, None)  # ask again next time: it may have been upgraded
+
+    def _probe(self, target: Target, module: Module, timeout_s: float) -> ProbeResult:
+        options = _runner.check_options(target, module, timeout_s)
+        attributes = {PROBE_TARGET: target.name, PROBE_MODULE: module.name}
+        started = time.monotonic()
+        self.stats.in_flight(+1)
+        try:
+            with self.pipeline.tracer.start_as_current_span(
+                PROBE_SPAN_NAME, attributes=attributes
+            ) as root:
+                trace_id = root.get_span_context().trace_id
+                self.pipeline.router.open(trace_id)
+                run = _runner.drive(target, options, self._era_mode(target, module))
+            spans = self.pipeline.router.close(trace_id)
+        finally:
+            self.stats.in_flight(-1)
+        self._learn_era(target, module, run)
+        return ProbeResult(
+            target=target.name,
+            module=module.name,
+            report=_runner.report(spans, run, options),
+            run=run,
+            finished=time.monotonic(),
+            duration_s=time.monotonic() - started,
+            pins=self.config.pins is not None,
+        )
+
+    def close(self) -> None:
+        """Stop the pipeline and forget the canary policy."""
+        self.pipeline.shutdown()
+        if self._policy is not None:
+            self._policy.uninstall()
+
+
+def _canary_policy(config: ProbeConfig) -> OutcomePolicy | None:
+    """The outcome policy of every canary: ``[probe].outcomes`` first, then one
+    ``not_required`` entry per canary that declares it (the first matching entry decides)."""
+    import glob
+
+    entries = [
+        {"tool": glob.escape(t.canary.tool), "verify": "not_required"}
+        for t in config.targets.values()
+        if t.canary is not None and t.canary.verify == "not_required"
+    ]
+    base = OutcomePolicy.load(config.outcomes) if config.outcomes is not None else None
+    if base is None and not entries:
+        return None
+    extra = OutcomePolicy.from_entries(entries, config.source) if entries else None
+    combined = (base.entries if base else ()) + (extra.entries if extra else ())
+    return OutcomePolicy(base.source if base else config.source, combined)
