@@ -23,7 +23,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -199,8 +199,8 @@ class Timings:
     decision_wait: str = "10s"
 
 
-def derive_rules(timings: Timings) -> str:
-    text = RULES.read_text()
+def derive_rules(timings: Timings, source: Path = RULES) -> str:
+    text = source.read_text()
     if timings.window:
         text = text.replace("[10m]", f"[{timings.window}]").replace(
             "offset 10m", f"offset {timings.window}"
@@ -221,17 +221,27 @@ def derive_alertmanager(sink_url: str, timings: Timings) -> str:
     return text
 
 
-def derive_prometheus(rules: Path, collector: str, alertmanager: str, scrape_s: float) -> str:
-    """The example prometheus.yml, as JSON (valid YAML), with this run's targets."""
+def derive_prometheus(
+    rules: Path,
+    collector: str,
+    alertmanager: str,
+    scrape_s: float,
+    *,
+    extra_rules: Sequence[Path] = (),
+    extra_scrape_configs: Sequence[Mapping[str, Any]] = (),
+) -> str:
+    """The example prometheus.yml, as JSON (valid YAML), with this run's targets (and any extra
+    rule files and scrape jobs a test adds, e.g. the probe's)."""
     config = {
         "global": {"scrape_interval": f"{scrape_s}s", "evaluation_interval": f"{scrape_s}s"},
-        "rule_files": [str(rules)],
+        "rule_files": [str(rules), *map(str, extra_rules)],
         "alerting": {"alertmanagers": [{"static_configs": [{"targets": [alertmanager]}]}]},
         "scrape_configs": [
             {
                 "job_name": "otel-mcp-health-collector",
                 "static_configs": [{"targets": [collector]}],
-            }
+            },
+            *extra_scrape_configs,
         ],
     }
     return json.dumps(config, indent=2)
@@ -301,8 +311,17 @@ service:
 
 
 @contextmanager
-def stack(workdir: Path, timings: Timings) -> Iterator[Stack]:
-    """Start sink, Alertmanager, Prometheus, a tracing backend and the bundled collector."""
+def stack(
+    workdir: Path,
+    timings: Timings,
+    *,
+    extra_rules: Sequence[Path] = (),
+    extra_scrape_configs: Sequence[Mapping[str, Any]] = (),
+) -> Iterator[Stack]:
+    """Start sink, Alertmanager, Prometheus, a tracing backend and the bundled collector.
+
+    ``extra_rules`` (rule files, derived with the same timings) and ``extra_scrape_configs``
+    (Prometheus scrape jobs) are added to Prometheus's config."""
     started = time.monotonic()
     collector_bin = binary("otelcol-mcp-health")
     prometheus_bin, alertmanager_bin = binary("prometheus"), binary("prometheus-alertmanager")
@@ -363,11 +382,21 @@ def stack(workdir: Path, timings: Timings) -> Iterator[Stack]:
 
         rules = workdir / "mcp-health-rules.yml"
         rules.write_text(derive_rules(timings))
+        derived_extra = []
+        for source in extra_rules:
+            derived = workdir / source.name
+            derived.write_text(derive_rules(timings, source))
+            derived_extra.append(derived)
         prom_port = free_port()
         prom_config = workdir / "prometheus.yml"
         prom_config.write_text(
             derive_prometheus(
-                rules, f"127.0.0.1:{ports['prom']}", f"127.0.0.1:{am_port}", timings.scrape_s
+                rules,
+                f"127.0.0.1:{ports['prom']}",
+                f"127.0.0.1:{am_port}",
+                timings.scrape_s,
+                extra_rules=derived_extra,
+                extra_scrape_configs=extra_scrape_configs,
             )
         )
         prom_log = workdir / "prometheus.log"
