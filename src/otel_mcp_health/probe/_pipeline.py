@@ -69,9 +69,12 @@ class ProbePipeline:
         otlp: bool,
         metric_readers: Sequence[MetricReader] = (),
         approved_catalog: str | None = None,
+        exporters: Sequence[SpanExporter] = (),
     ) -> None:
+        """``exporters``: more exporters of every judged span (each behind a simple processor)."""
         self.router = SpanRouter()
         downstream: list[SpanProcessor] = [SimpleSpanProcessor(self.router)]
+        downstream += [SimpleSpanProcessor(exporter) for exporter in exporters]
         if otlp:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
