@@ -58,6 +58,8 @@ NEXT_ACTION_WORDS: Final[Mapping[str, str]] = {
     NextAction.VERIFY_DESTINATION: "look at the destination: the promised effect is missing",
     NextAction.ADD_OUTCOME_VERIFIER: "add an outcome verifier (--outcomes FILE, --verify-file, "
     "--verify-http) to prove the effect",
+    NextAction.REVIEW_CATALOG_CHANGE: "review the changed tool definitions and re-pin them "
+    "(otel-mcp-health pin --update); retrying will not help",
 }
 
 STATUS_WORDS: Final[Mapping[str, str]] = {

@@ -1,0 +1,121 @@
+"""``otel-mcp-health pin`` from live servers (real SDK servers, the real ``mcp`` client through
+the check's own discovery): a stdio server of ours whose catalog changes one thing at a time, a
+third-party stdio server, and our streamable HTTP server.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from otel_mcp_health.core.pins import ServerLabel, parse_pins
+from tests.pin.pin_server import HOSTILE_NAMES, SERVER_NAME
+from tests.pin.pin_support import live, no_canary, pin
+
+
+@pytest.fixture(scope="module")
+def pinned(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The pin file of our server's reviewed (``base``) catalog, pinned live over stdio."""
+    path = tmp_path_factory.mktemp("live") / "pins.toml"
+    result = pin("--pins", path, *live("base"))
+    assert result.code == 0, result.err
+    no_canary(result.out, result.err)
+    return path
+
+
+def test_live_stdio_pins_every_tool_under_the_handshake_name_literally(pinned: Path) -> None:
+    text = pinned.read_text(encoding="utf-8")
+    no_canary(text)
+    (entry,) = parse_pins(text).servers
+    # The announced name has glob characters: the entry matches that name, and only it.
+    assert entry.matches(ServerLabel(SERVER_NAME, None, None))
+    assert not entry.matches(ServerLabel("pintserver", None, None))
+    assert (entry.address, entry.port, entry.source) == (None, None, "live")
+    assert {tool.name for tool in entry.tools} == {"lookup", "write_note", *HOSTILE_NAMES}
+    assert all(tool.digest and len(tool.members) == 7 for tool in entry.tools)
+
+
+@pytest.mark.parametrize(
+    ("variant", "code", "verdict", "line"),
+    [
+        ("base", 0, "approved", None),
+        ("description", 1, "drifted (material_change)", '  material  "lookup"  (description)'),
+        ("argument", 1, "drifted (material_change)", '  material  "lookup"  (inputSchema)'),
+        ("title", 0, "approved", '  cosmetic  "lookup"  (title)'),
+        ("added", 1, "drifted (tool_added)", '  added     "delete_all"'),
+        ("removed", 0, "approved", '  removed   "write_note"'),
+    ],
+)
+def test_verify_against_the_live_server_classifies_each_change(
+    pinned: Path, variant: str, code: int, verdict: str, line: str | None
+) -> None:
+    before = pinned.read_bytes()
+    result = pin("--pins", pinned, "--verify", *live(variant))
+    assert (result.code, result.err) == (code, "")
+    assert result.out.startswith(verdict + ": ")
+    if line is not None:
+        assert line + "\n" in result.out
+    no_canary(result.out)
+    assert pinned.read_bytes() == before  # --verify never writes
+
+
+def test_pinning_the_same_server_again_needs_update_and_changes_nothing(pinned: Path) -> None:
+    before = pinned.read_bytes()
+    again = pin("--pins", pinned, *live("base"))
+    assert again.code == 2
+    assert "already pinned; use --update" in again.err
+    same = pin("--pins", pinned, "--update", "--accept", *live("base"))
+    assert same.code == 0, same.err
+    assert "no change: nothing written" in same.out
+    assert pinned.read_bytes() == before
+
+
+def test_update_prints_the_diff_and_writes_only_with_accept(tmp_path: Path) -> None:
+    path = tmp_path / "pins.toml"
+    assert pin("--pins", path, *live("base")).code == 0
+    before = path.read_bytes()
+    pending = pin("--pins", path, "--update", *live("description"))
+    assert pending.code == 1
+    assert '  material  "lookup"  (description)\n' in pending.out
+    assert "not written: run again with --accept" in pending.out
+    no_canary(pending.out, pending.err)
+    assert path.read_bytes() == before
+    accepted = pin("--pins", path, "--update", "--accept", *live("description"))
+    assert accepted.code == 0, accepted.err
+    assert path.read_bytes() != before
+    assert pin("--pins", path, "--verify", *live("description")).code == 0
+    assert pin("--pins", path, "--verify", *live("base")).code == 1
+
+
+def test_a_third_party_server_pins_and_verifies(time_server: list[str], tmp_path: Path) -> None:
+    path = tmp_path / "pins.toml"
+    created = pin("--pins", path, *time_server)
+    assert created.code == 0, created.err
+    (entry,) = parse_pins(path.read_text(encoding="utf-8")).servers
+    assert entry.name == "mcp-time"
+    assert {tool.name for tool in entry.tools} >= {"get_current_time", "convert_time"}
+    assert pin("--pins", path, "--verify", *time_server).code == 0
+
+
+def test_live_streamable_http_pins_the_address_and_port(http_base: str, tmp_path: Path) -> None:
+    path = tmp_path / "pins.toml"
+    created = pin("--pins", path, "--url", f"{http_base}/mcp")
+    assert created.code == 0, created.err
+    (entry,) = parse_pins(path.read_text(encoding="utf-8")).servers
+    port = http_base.rsplit(":", 1)[1]
+    assert (entry.name, entry.address, entry.port) == ("check-healthy", "127.0.0.1", port)
+    assert len(entry.tools) == 7  # both pages of the two-page listing
+    verified = pin("--pins", path, "--verify", "--url", f"{http_base}/mcp")
+    assert (verified.code, verified.out) == (
+        0,
+        "approved: 0 material, 0 cosmetic, 0 added, 0 removed\n",
+    )
+
+
+def test_an_unreachable_server_is_an_error_and_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "pins.toml"
+    result = pin("--pins", path, "--url", "http://127.0.0.1:9/mcp", "--timeout", "5")
+    assert result.code == 2
+    assert "nothing pinned" in result.err
+    assert not path.exists()
