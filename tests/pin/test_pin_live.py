@@ -107,9 +107,10 @@ def test_live_streamable_http_pins_the_address_and_port(http_base: str, tmp_path
     assert (entry.name, entry.address, entry.port) == ("check-healthy", "127.0.0.1", port)
     assert len(entry.tools) == 7  # both pages of the two-page listing
     verified = pin("--pins", path, "--verify", "--url", f"{http_base}/mcp")
-    assert (verified.code, verified.out) == (
-        0,
-        "approved: 0 material, 0 cosmetic, 0 added, 0 removed\n",
+    assert verified.code == 0
+    assert verified.out == (
+        f'approved: server "check-healthy" (address "127.0.0.1", port "{port}"): '
+        "0 material, 0 cosmetic, 0 added, 0 removed\n"
     )
 
 

@@ -11,9 +11,11 @@ import json
 import re
 import urllib.parse
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final, Literal
 
 from otel_mcp_health import OutcomePolicy, OutcomePolicyError
+from otel_mcp_health.core.pins import PinsError, parse_pins
 
 #: Default bound of the whole check (handshake, discovery, watch and call), in seconds.
 DEFAULT_TIMEOUT_S: Final = 30.0
@@ -51,6 +53,9 @@ class CheckOptions:
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_pages: int = CHECK_MAX_PAGES
     otlp: bool = False
+    #: ``--pins FILE``: the approved catalog the discovery is judged against (``None``: the
+    #: instrumentation's own setting, ``OTEL_INSTRUMENTATION_MCP_HEALTH_APPROVED_CATALOG``).
+    pins: str | None = None
 
     @property
     def target(self) -> str:
@@ -175,3 +180,18 @@ def positive(name: str, value: float) -> float:
     if not 0 < value < float("inf"):  # also rejects NaN
         raise UsageError(f"{name} expects a positive number of seconds")
     return value
+
+
+def parse_pins_option(path: str | None) -> str | None:
+    """``--pins FILE`` when it is a readable approved catalog (else a usage error naming the file
+    and why, never its contents): a check is asked for, so a bad file is not failed closed."""
+    if path is None:
+        return None
+    try:
+        with Path(path).open(encoding="utf-8") as handle:
+            parse_pins(handle.read())
+    except PinsError as exc:
+        raise UsageError(f"--pins {path}: not an approved catalog ({exc.reason})") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--pins {path}: cannot be read ({type(exc).__name__})") from None
+    return path

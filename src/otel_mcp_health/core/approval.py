@@ -49,8 +49,6 @@ MATERIAL_MEMBERS: Final = (
 COSMETIC_MEMBERS: Final = ("title",)
 #: At most this many tool names per class leave the process on a span.
 MAX_TOOL_NAMES: Final = 64
-#: A member whose digest could not be computed (never equal to a pinned digest).
-_UNREPRESENTABLE: Final = "unrepresentable"
 _SEVERITY: Final = {ChangeKind.COSMETIC: 1, ChangeKind.MATERIAL: 2}
 
 
@@ -116,30 +114,33 @@ UNREADABLE_PINS: Final = Approval(ApprovalVerdict.DRIFTED, ApprovalReason.PINS_U
 UNPINNED: Final = Approval(ApprovalVerdict.UNPINNED, ApprovalReason.NO_MATCHING_PINS)
 
 
-def _differing(pin: ToolPin, tool: Mapping[str, Any]) -> list[str]:
-    """The members of ``tool`` that differ from ``pin`` (pinned ones, and unwritable ones)."""
-    found = []
+def _differing(pin: ToolPin, tool: Mapping[str, Any]) -> tuple[list[str], bool]:
+    """The members of ``tool`` that differ from ``pin`` (pinned ones, and unwritable ones), and
+    whether any member was unwritable."""
+    found, unwritable = [], False
     for member in _digest.PROJECTED_MEMBERS:
         try:
             current = member_digest(tool, member)
         except _digest.DigestError:
-            current = _UNREPRESENTABLE
-        pinned = pin.members.get(member)
-        if current == _UNREPRESENTABLE or (pinned is not None and pinned != current):
             found.append(member)
-    return found
+            unwritable = True
+            continue
+        pinned = pin.members.get(member)
+        if pinned is not None and pinned != current:
+            found.append(member)
+    return found, unwritable
 
 
 def _compare(pin: ToolPin, tool: Mapping[str, Any], known: str | None) -> ToolChange | None:
     """How one definition differs from its pin; ``known``: its per-tool digest, if computed."""
     if pin.digest is not None and (known or _tool_digest(tool)) == pin.digest:
         return None
-    members = _differing(pin, tool)
+    members, unwritable = _differing(pin, tool)
     if not members and pin.digest is None:
         return None
-    if not members or any(member not in COSMETIC_MEMBERS for member in members):
-        return ToolChange(pin.name, ChangeKind.MATERIAL, tuple(sorted(members)))
-    return ToolChange(pin.name, ChangeKind.COSMETIC, tuple(sorted(members)))
+    cosmetic = members and all(member in COSMETIC_MEMBERS for member in members)
+    kind = ChangeKind.COSMETIC if cosmetic and not unwritable else ChangeKind.MATERIAL
+    return ToolChange(pin.name, kind, tuple(sorted(members)))
 
 
 def _tool_digest(tool: Mapping[str, Any]) -> str | None:

@@ -52,7 +52,6 @@ _ESCAPES: Final = {
     "\f": "\\f",
     "\r": "\\r",
 }
-_NEEDS_ESCAPE: Final = re.compile(r'["\\\x00-\x1f\x7f]')
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _POSITION: Final = re.compile(r"\(at (?:line \d+, column \d+|end of document)\)")
 
@@ -171,12 +170,25 @@ def parse_document(text: str, pins_format: str, projection: str) -> list[ServerD
     return servers
 
 
+def _escape(char: str) -> str:
+    short = _ESCAPES.get(char)
+    if short is not None:
+        return short
+    if char.isprintable():
+        return char
+    return f"\\u{ord(char):04X}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08X}"
+
+
 def toml_string(value: str) -> str:
-    """``value`` as a TOML basic string (escaped), or PinsError for a lone surrogate."""
+    """``value`` as a TOML basic string: ``"`` and ``\\`` escaped, and every character that is
+    not printable (controls, line and paragraph separators, bidirectional overrides, zero-width
+    characters) written as ``\\uXXXX``, so a reviewer sees what a name really holds. A lone
+    surrogate (no TOML form) raises PinsError."""
     if _SURROGATE.search(value):
         raise PinsError(REASON_UNREPRESENTABLE, "a string holds a lone surrogate")
-    escaped = _NEEDS_ESCAPE.sub(lambda m: _ESCAPES.get(m[0], f"\\u{ord(m[0]):04X}"), value)
-    return f'"{escaped}"'
+    if value.isprintable() and '"' not in value and "\\" not in value:
+        return f'"{value}"'
+    return '"' + "".join(map(_escape, value)) + '"'
 
 
 _ToolRow = tuple[str, str | None, Mapping[str, str]]

@@ -120,6 +120,14 @@ class ServerPins:
             and _glob(self.port, port)
         )
 
+    def shadows(self, other: ServerPins) -> bool:
+        """Every label ``other``'s globs read literally would be matched by this entry first."""
+        return (
+            _glob(self.name, other.name)
+            and _glob(self.address, other.address)
+            and _glob(self.port, other.port)
+        )
+
     @property
     def key(self) -> tuple[str, str, str]:
         """What identifies the entry in a file (and sorts it): name, address, port."""
@@ -138,13 +146,17 @@ class PinFile:
 
     def upsert(self, server: ServerPins) -> PinFile:
         """This file with ``server`` replacing the entry of the same :attr:`ServerPins.key` in
-        place, or inserted before the first entry whose key sorts after it."""
+        place, else inserted before the first entry whose key sorts after it or whose globs
+        match its own (which would shadow it: the first match wins)."""
         servers = list(self.servers)
         for index, old in enumerate(servers):
             if old.key == server.key:
                 servers[index] = server
                 return PinFile(tuple(servers))
-        at = next((i for i, old in enumerate(servers) if old.key > server.key), len(servers))
+        at = next(
+            (i for i, old in enumerate(servers) if old.key > server.key or old.shadows(server)),
+            len(servers),
+        )
         servers.insert(at, server)
         return PinFile(tuple(servers))
 

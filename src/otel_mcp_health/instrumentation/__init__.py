@@ -109,6 +109,7 @@ from opentelemetry.trace import get_tracer
 from otel_mcp_health import _options, verifiers
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import (
+    _approval,
     _catalog_hooks,
     _compat,
     _outcomes,
@@ -150,6 +151,7 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
             idle_window_s=_options.idle_window_s(),
             digests=_options.catalog_digests(),
             max_pages=_options.max_pages_(),
+            pins=_pins(kwargs.get("approved_catalog")),
         )
         _compat.install(_state.TELEMETRY)
         # Zero-code outcome verifiers: the policy file OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES.
@@ -167,6 +169,12 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
         _outcomes.reset()
         _servers.SERVERS.clear()
         verifiers.uninstall_from_env()  # code registrations and other policies stay
+
+
+def _pins(given: Any) -> _approval.Pins | None:
+    """The approved catalog (``approved_catalog=`` or the environment), read once, or ``None``."""
+    path = _options.approved_catalog_(given)
+    return _approval.load(path) if path is not None else None
 
 
 def record_installed_tools(session: object, tools: Iterable[Any]) -> None:

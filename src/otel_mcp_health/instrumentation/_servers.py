@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from otel_mcp_health import _codec
+from otel_mcp_health.core.approval import Approval
 from otel_mcp_health.core.catalog import required_properties
 from otel_mcp_health.instrumentation._state import SessionState
 
@@ -53,6 +54,9 @@ class Discovered:
     tools: dict[str, KnownTool]
     digests: dict[str, str] | None = None
     digest: str | None = None
+    #: Its approval against the approved catalog (``None``: no approved catalog configured);
+    #: a call of one of its tools is judged with it (docs/model.md#approval).
+    approval: Approval | None = None
 
 
 class ServerDiscoveries:
@@ -125,12 +129,14 @@ def completed(
     tools: Sequence[Mapping[str, Any]],
     digest: str | None,
     digests: dict[str, str] | None,
+    approval: Approval | None = None,
 ) -> None:
     """An application traversal of the session completed with ``tools``, their catalog
-    ``digest`` and per-tool ``digests`` (``None`` when digests are off or the catalog has none):
-    the session's and its server's last discovery."""
+    ``digest`` and per-tool ``digests`` (``None`` when digests are off or the catalog has none)
+    and its ``approval``: the session's and its server's last discovery."""
     known = {tool["name"]: known_tool(tool) for tool in tools if isinstance(tool.get("name"), str)}
-    found = state.discovered = Discovered(known, digests if digest is not None else None, digest)
+    kept = digests if digest is not None else None
+    found = state.discovered = Discovered(known, kept, digest, approval)
     server = server_key(state)
     if server is not None:
         SERVERS.remember(server, found)
@@ -153,4 +159,6 @@ def _size(server: str, found: Discovered) -> int:
         size += _TOOL_BYTES + len(name) + sum(len(r) + 60 for r in tool.required)
     if found.digests is not None:
         size += sum(len(name) + len(d) + 120 for name, d in found.digests.items())
+    if found.approval is not None:
+        size += sum(_TOOL_BYTES + len(change.name) for change in found.approval.changes)
     return size

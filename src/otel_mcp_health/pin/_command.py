@@ -171,7 +171,8 @@ def verify(pins: PinFile, source: Source, server: ServerLabel, out: TextIO) -> i
     entry = pins.for_server(server)
     approval = judge_approval(entry, source.tools)
     reason = f" ({approval.reason})" if approval.reason else ""
-    out.write(f"{approval.verdict.value}{reason}: {summary(approval.changes)}\n")
+    pinned = label(entry) if entry is not None else f"server {shown(server.name or '')}"
+    out.write(f"{approval.verdict.value}{reason}: {pinned}: {summary(approval.changes)}\n")
     out.writelines(change_lines(approval.changes))
     return EXIT_OK if approval.verdict is ApprovalVerdict.APPROVED else EXIT_DRIFT
 
