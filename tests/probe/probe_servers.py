@@ -7,7 +7,8 @@ read-only, ``fail`` answering ``isError``) behind one ``127.0.0.1:<port>``:
 * ``/secure/mcp``: streamable HTTP behind the bearer token :data:`TOKEN` (401 without it);
 * ``/authn``: a 401 with a ``WWW-Authenticate`` challenge;
 * ``/legacy/mcp``: streamable HTTP that refuses ``server/discover`` as a 1.x server does;
-* ``/drift/mcp``: streamable HTTP whose ``lookup`` changes its description after ``POST /flip``;
+* ``/drift/mcp``: streamable HTTP whose ``lookup`` changes its description after ``POST /flip``
+  (``POST /unflip`` restores it);
 * ``GET /counts``: the JSON-RPC messages received so far, by path and method (``POST /reset``).
 
 Prints its base URL on the first line of stdout, then serves until terminated.
@@ -91,6 +92,11 @@ async def _reset(request: Request) -> PlainTextResponse:
 
 async def _flip(request: Request) -> PlainTextResponse:
     FLIPPED.append(True)
+    return PlainTextResponse("ok")
+
+
+async def _unflip(request: Request) -> PlainTextResponse:
+    FLIPPED.clear()
     return PlainTextResponse("ok")
 
 
@@ -180,6 +186,7 @@ def app() -> Any:
         Route("/counts", _counts, methods=["GET"]),
         Route("/reset", _reset, methods=["POST"]),
         Route("/flip", _flip, methods=["POST"]),
+        Route("/unflip", _unflip, methods=["POST"]),
         Route(
             "/authn",
             check_servers._challenge(401, 'Bearer error="invalid_token"'),

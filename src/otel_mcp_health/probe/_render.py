@@ -51,11 +51,9 @@ FAMILIES: Final[tuple[tuple[str, str, str], ...]] = (
     ("mcp_health_probe_age_seconds", "gauge", "Age of the result answered."),
 )
 PHASE: Final = "phase"
-#: Attribute names of the approval (issue 28), as the judged spans carry them.
-CATALOG_APPROVAL: Final = getattr(A, "CATALOG_APPROVAL", "mcp_health.catalog.approval")
-CATALOG_APPROVAL_REASON: Final = getattr(
-    A, "CATALOG_APPROVAL_REASON", "mcp_health.catalog.approval.reason"
-)
+#: The approval's labels: the names the judged discovery span carries.
+CATALOG_APPROVAL: Final = A.CATALOG_APPROVAL
+CATALOG_APPROVAL_REASON: Final = A.CATALOG_APPROVAL_REASON
 
 
 @dataclass(frozen=True, slots=True)

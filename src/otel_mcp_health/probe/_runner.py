@@ -31,7 +31,6 @@ from otel_mcp_health.check import _driver, _report
 from otel_mcp_health.check._options import ERA_MODES, CheckOptions
 from otel_mcp_health.core.vocabulary import GREEN, NextAction, Verdict
 from otel_mcp_health.probe._config import Module, Secret, Target
-from otel_mcp_health.probe._render import CATALOG_APPROVAL, CATALOG_APPROVAL_REASON
 
 #: Reason of a probe that sent nothing because a credential reference could not be read.
 CREDENTIAL_UNAVAILABLE = "credential_unavailable"
@@ -193,15 +192,6 @@ def drive(target: Target, options: CheckOptions, era_mode: str | None) -> Run:
     return run
 
 
-def _approval(spans: Sequence[ReadableSpan]) -> dict[str, Any] | None:
-    """The approval of the latest complete discovery that carries one (pins configured)."""
-    judged = [s.attributes or {} for s in spans if CATALOG_APPROVAL in (s.attributes or {})]
-    if not judged:
-        return None
-    latest = judged[-1]
-    return {"verdict": latest[CATALOG_APPROVAL], "reason": latest.get(CATALOG_APPROVAL_REASON)}
-
-
 def report(spans: Sequence[ReadableSpan], run: Run, options: CheckOptions) -> dict[str, Any]:
     """The check's report of this probe's spans, with the session's own verdict beside the
     top-level one, whether it is a success, and the catalog's approval (a missing credential:
@@ -219,5 +209,5 @@ def report(spans: Sequence[ReadableSpan], run: Run, options: CheckOptions) -> di
         verdict, reason = Verdict.UNVERIFIED.value, CREDENTIAL_UNAVAILABLE
     built["sessionVerdict"] = (verdict, reason)
     built["success"] = built["verdict"] in GREEN
-    built["approval"] = _approval(spans)
+    built["approval"] = built["catalog"].get("approval")
     return built
