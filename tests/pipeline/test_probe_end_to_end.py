@@ -70,6 +70,8 @@ PROBE_RULES = ALERTING_DIR / "mcp-probe-rules.yml"
 DASHBOARD = ROOT / "dashboards" / "mcp-health.json"
 SCHEDULED_SERVICE = "otel-mcp-health-probe"
 HEALTHY = ("healthy-stdio", "healthy-http", "healthy-sse")
+#: A scrape target the prober's file does not have (a typo in Prometheus's config): refused.
+NOT_IN_FILE = "not-in-the-file"
 #: (alert, probed target) -> the receiver (webhook path) that must get it.
 EXPECTED = {
     ("McpProbeTargetDown", "down"): "/platform",
@@ -77,6 +79,7 @@ EXPECTED = {
     ("McpProbeNeedsAuth", "auth-sse"): "/credential-holder",
     ("McpProbeCatalogDrifted", "drifting"): "/catalog-reviewer",
     ("McpProbeCanaryFailed", "canary-error"): "/outcome-owner",
+    ("McpProbeScrapeFailed", NOT_IN_FILE): "/platform",
 }
 LOOKUP = {"tool": "lookup", "arguments": {"q": CHECK_CANARY_ARG}, "verify": "not_required"}
 
@@ -178,6 +181,8 @@ class ProbeRun:
     dashboard: dict[str, dict[str, Any]] = field(default_factory=dict)
     healthy_alerts: list[Any] = field(default_factory=list)
     exported_text: str = ""
+    traces_text: str = ""
+    refused_total: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -271,7 +276,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProbeRun]:
         )
         secret_env = {TOKEN_VARIABLE: TOKEN_CANARY}
         with prober(config, workdir / "prober.log", env=secret_env) as scraped:
-            jobs = scrape_jobs(scraped.address, [t["name"] for t in listed])
+            jobs = scrape_jobs(scraped.address, [*(t["name"] for t in listed), NOT_IN_FILE])
             with stack(
                 workdir / "stack", FAST, extra_rules=(PROBE_RULES,), extra_scrape_configs=jobs
             ) as stack_:
@@ -333,6 +338,9 @@ def _drive(result: ProbeRun, prober_url: str, started: float) -> Iterator[ProbeR
         f"{stack_.prometheus_url}/api/v1/series?" + urllib.parse.urlencode({"match[]": everything})
     ).decode()
     traces = stack_.traces_file.read_text() if stack_.traces_file.exists() else ""
+    result.traces_text = traces
+    refused = _result(stack_, 'sum(mcp_health_prober_refused_total{job="mcp-prober"})')
+    result.refused_total = float(refused[0]["value"][1]) if refused else 0.0
     logs = "".join(p.read_text() for p in stack_.workdir.parent.glob("prober*.log"))
     collector = http_get(stack_.collector_metrics_url).decode()
     result.exported_text = "\n".join((series, traces, logs, collector))
@@ -459,6 +467,9 @@ def test_a_target_not_in_the_file_is_refused(run: ProbeRun) -> None:
     status, body = run.refusal
     assert status == 400
     assert str(run.fleet.closed_port) not in body
+    # Prometheus's scrapes of a name the file lacks: refused (up 0, no probe series), counted.
+    assert NOT_IN_FILE not in run.series
+    assert run.refused_total >= 2
 
 
 def test_scheduled_mode_reaches_the_collector_with_its_verdicts(run: ProbeRun) -> None:
@@ -472,6 +483,8 @@ def test_scheduled_mode_reaches_the_collector_with_its_verdicts(run: ProbeRun) -
     ]
     assert credential
     assert {n.receiver_path for n in credential} == {"/credential-holder"}
+    # One trace per probe: its root span reaches the tracing backend (kept: not healthy).
+    assert '"name":"mcp_health.probe"' in run.traces_text
     scheduled = [
         n
         for n in run.notifications

@@ -30,6 +30,7 @@ DASHBOARD = ROOT / "dashboards" / "mcp-health.json"
 PROBE_ROW = "Probed servers (otel-mcp-health probe)"
 #: Each probe alert, its owner and the Alertmanager receiver that owner reaches.
 OWNER_AND_RECEIVER = {
+    "McpProbeScrapeFailed": ("platform", "platform"),
     "McpProbeTargetDown": ("platform", "platform"),
     "McpProbeNeedsAuth": ("credential_holder", "credential-holder"),
     "McpProbeCatalogDrifted": ("catalog_reviewer", "catalog-reviewer"),
@@ -118,9 +119,9 @@ def test_rules_and_dashboard_row_use_the_probes_series_and_the_products_labels()
     exprs = re.findall(r"expr: \|\n((?:\s{10}.*\n)+)", text) + probe_row_exprs()
     assert len(exprs) >= 4 + 6
     for expr in exprs:
-        used = set(re.findall(r"\b((?:mcp_health_probe|probe)_[a-z_]+)\{", expr))
+        used = set(re.findall(r"\b((?:mcp_health_probe|probe)_[a-z_]+|up)\{", expr))
         assert used, expr
-        assert used <= families, (used - families, expr)
+        assert used <= families | {"up"}, (used - families, expr)  # up: the scrape itself
         grouped = {
             name.strip()
             for group in re.findall(r"by \(([^)]*)\)", expr)
@@ -139,7 +140,8 @@ def test_the_probe_rules_alert_on_scraped_probes_only() -> None:
     exprs = re.findall(r"expr: \|\n((?:\s{10}.*\n)+)", PROBE_RULES.read_text())
     assert exprs
     for expr in exprs:
-        assert 'service_name=""' in expr, expr
+        scrape = re.search(r'\bup\{job=~"mcp-probe\.\*"\}', expr)  # the /probe scrape's own
+        assert scrape or 'service_name=""' in expr, expr
 
 
 def test_the_relabeling_config_is_one_block_in_docs_readme_and_example_prometheus() -> None:
@@ -152,6 +154,7 @@ def test_the_relabeling_config_is_one_block_in_docs_readme_and_example_prometheu
         assert jobs[job["job_name"]] == job
     assert "mcp-probe-rules.yml" in example["rule_files"]
     probe = jobs["mcp-probe"]
+    assert re.fullmatch("mcp-probe.*", probe["job_name"])  # McpProbeScrapeFailed reads this job
     assert probe["metrics_path"] == "/probe"
     # Every scrape target is a target name of the example configuration, never a URL.
     names = set(load_config(EXAMPLE).targets)
