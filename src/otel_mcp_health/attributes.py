@@ -275,6 +275,12 @@ READINESS_VERDICT: Final = "mcp_health.readiness.verdict"
 READINESS_REASON: Final = "mcp_health.readiness.reason"
 READINESS_NEXT_ACTION: Final = "mcp_health.readiness.next_action"
 
+# ``otel-mcp-health probe`` (docs/probe.md): the root span of one probe (its trace holds the
+# product's own judged spans), and the configured target and module it probed (never a URL)
+PROBE_SPAN_NAME: Final = "mcp_health.probe"
+PROBE_TARGET: Final = "mcp_health.probe.target"
+PROBE_MODULE: Final = "mcp_health.probe.module"
+
 # --------------------------------------------------------------------------------------------
 # Metrics (OTel naming: no ``_total``; pluralised only for ``{...}`` count units)
 # --------------------------------------------------------------------------------------------
@@ -285,6 +291,27 @@ METRIC_CALLS_IN_FLIGHT: Final = "mcp_health.calls.in_flight"
 METRIC_INCIDENTS: Final = "mcp_health.incidents"
 METRIC_OUTCOMES: Final = "mcp_health.outcomes"
 METRIC_CATALOG_APPROVALS: Final = "mcp_health.catalog.approvals"
+#: The probe's families (docs/probe.md), named as Prometheus reads them: ``/probe`` answers them
+#: as text, and scheduled mode exports gauges of the same names over OTLP.
+METRIC_PROBE_SUCCESS: Final = "probe_success"
+METRIC_PROBE_DURATION: Final = "probe_duration_seconds"
+METRIC_PROBE_PHASE_DURATION: Final = "mcp_health_probe_phase_duration_seconds"
+METRIC_PROBE_VERDICT: Final = "mcp_health_probe_verdict"
+METRIC_PROBE_SESSION_VERDICT: Final = "mcp_health_probe_session_verdict"
+METRIC_PROBE_CATALOG_VERDICT: Final = "mcp_health_probe_catalog_verdict"
+METRIC_PROBE_CATALOG_APPROVAL: Final = "mcp_health_probe_catalog_approval"
+METRIC_PROBE_CATALOG_TOOLS: Final = "mcp_health_probe_catalog_tools"
+METRIC_PROBE_CATALOG_PAGES: Final = "mcp_health_probe_catalog_pages"
+METRIC_PROBE_CATALOG_INFO: Final = "mcp_health_probe_catalog_info"
+METRIC_PROBE_CALL_VERDICT: Final = "mcp_health_probe_call_verdict"
+METRIC_PROBE_REQUESTS: Final = "mcp_health_probe_requests"
+METRIC_PROBE_CACHED: Final = "mcp_health_probe_cached"
+METRIC_PROBE_AGE: Final = "mcp_health_probe_age_seconds"
+#: The prober's own (``/metrics``).
+METRIC_PROBER_PROBES: Final = "mcp_health_prober_probes_total"
+METRIC_PROBER_SCRAPES: Final = "mcp_health_prober_scrapes_total"
+METRIC_PROBER_REFUSED: Final = "mcp_health_prober_refused_total"
+METRIC_PROBER_IN_FLIGHT: Final = "mcp_health_prober_probes_in_flight"
 
 
 def layer_attribute(layer: str) -> str:

@@ -25,7 +25,7 @@ def drift(servers: str) -> Iterator[str]:
 def _config(pins: Path, url: str) -> str:
     return f"""
 [probe]
-min_interval = 0.01
+min_interval = 0.000001
 pins = "{pins}"
 
 [module.default]

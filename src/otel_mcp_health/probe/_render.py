@@ -19,36 +19,36 @@ from otel_mcp_health.core.vocabulary import FirstFailedLayer
 
 #: Every family: (name, type, help). Their order is the answer's order.
 FAMILIES: Final[tuple[tuple[str, str, str], ...]] = (
-    ("probe_success", "gauge", "1 if the probe's verdict is healthy or converged, else 0."),
-    ("probe_duration_seconds", "gauge", "How long the probe took."),
+    (A.METRIC_PROBE_SUCCESS, "gauge", "1 if the probe's verdict is healthy or converged, else 0."),
+    (A.METRIC_PROBE_DURATION, "gauge", "How long the probe took."),
     (
-        "mcp_health_probe_phase_duration_seconds",
+        A.METRIC_PROBE_PHASE_DURATION,
         "gauge",
         "Time of each phase the probe reached (handshake, discovery, call).",
     ),
-    ("mcp_health_probe_verdict", "gauge", "The probe's verdict, reason and first failed layer."),
+    (A.METRIC_PROBE_VERDICT, "gauge", "The probe's verdict, reason and first failed layer."),
     (
-        "mcp_health_probe_session_verdict",
+        A.METRIC_PROBE_SESSION_VERDICT,
         "gauge",
         "The session's verdict: the failed handshake's, else the readiness of its catalog.",
     ),
-    ("mcp_health_probe_catalog_verdict", "gauge", "The catalog convergence verdict."),
+    (A.METRIC_PROBE_CATALOG_VERDICT, "gauge", "The catalog convergence verdict."),
     (
-        "mcp_health_probe_catalog_approval",
+        A.METRIC_PROBE_CATALOG_APPROVAL,
         "gauge",
         "The catalog's approval against the pins (only when pins are configured).",
     ),
-    ("mcp_health_probe_catalog_tools", "gauge", "Tools the server listed."),
-    ("mcp_health_probe_catalog_pages", "gauge", "tools/list pages the probe requested."),
+    (A.METRIC_PROBE_CATALOG_TOOLS, "gauge", "Tools the server listed."),
+    (A.METRIC_PROBE_CATALOG_PAGES, "gauge", "tools/list pages the probe requested."),
     (
-        "mcp_health_probe_catalog_info",
+        A.METRIC_PROBE_CATALOG_INFO,
         "gauge",
         "The catalog's digest and the session's identity (always 1).",
     ),
-    ("mcp_health_probe_call_verdict", "gauge", "The canary call's verdict (when one ran)."),
-    ("mcp_health_probe_requests", "gauge", "JSON-RPC messages the probe sent, by method."),
-    ("mcp_health_probe_cached", "gauge", "1 if this answer is a cached result."),
-    ("mcp_health_probe_age_seconds", "gauge", "Age of the result answered."),
+    (A.METRIC_PROBE_CALL_VERDICT, "gauge", "The canary call's verdict (when one ran)."),
+    (A.METRIC_PROBE_REQUESTS, "gauge", "JSON-RPC messages the probe sent, by method."),
+    (A.METRIC_PROBE_CACHED, "gauge", "1 if this answer is a cached result."),
+    (A.METRIC_PROBE_AGE, "gauge", "Age of the result answered."),
 )
 PHASE: Final = "phase"
 #: The approval's labels: the names the judged discovery span carries.
@@ -77,7 +77,7 @@ def _labels(**pairs: Any) -> dict[str, str]:
 def _verdicts(report: Mapping[str, Any]) -> Iterable[Sample]:
     session, catalog, call = report["session"], report["catalog"], report.get("call")
     layer = (call or session).get("firstFailedLayer") or FirstFailedLayer.NONE.value
-    yield Sample("mcp_health_probe_verdict", _labels(**{
+    yield Sample(A.METRIC_PROBE_VERDICT, _labels(**{
         A.VERDICT: report["verdict"], A.REASON: report["reason"],
         A.NEXT_ACTION: report["nextAction"], A.CALL_FIRST_FAILED_LAYER: layer,
     }), 1)  # fmt: skip
@@ -87,14 +87,14 @@ def _verdicts(report: Mapping[str, Any]) -> Iterable[Sample]:
     else:
         verdict, reason = report["sessionVerdict"]
         session_layer = FirstFailedLayer.NONE.value
-    yield Sample("mcp_health_probe_session_verdict", _labels(**{
+    yield Sample(A.METRIC_PROBE_SESSION_VERDICT, _labels(**{
         A.VERDICT: verdict, A.REASON: reason, A.CALL_FIRST_FAILED_LAYER: session_layer,
     }), 1)  # fmt: skip
-    yield Sample("mcp_health_probe_catalog_verdict", _labels(**{
+    yield Sample(A.METRIC_PROBE_CATALOG_VERDICT, _labels(**{
         A.CATALOG_VERDICT: catalog["verdict"], A.CATALOG_REASON: catalog["reason"],
     }), 1)  # fmt: skip
     if call is not None:
-        yield Sample("mcp_health_probe_call_verdict", _labels(**{
+        yield Sample(A.METRIC_PROBE_CALL_VERDICT, _labels(**{
             A.GEN_AI_TOOL_NAME: call["tool"], A.VERDICT: call["verdict"], A.REASON: call["reason"],
             A.CALL_FIRST_FAILED_LAYER: call.get("firstFailedLayer"),
             A.OUTCOME_METHOD: call.get("outcomeMethod"),
@@ -104,13 +104,13 @@ def _verdicts(report: Mapping[str, Any]) -> Iterable[Sample]:
 def _catalog(report: Mapping[str, Any], approval: Mapping[str, Any] | None) -> Iterable[Sample]:
     session, catalog = report["session"], report["catalog"]
     if approval is not None:
-        yield Sample("mcp_health_probe_catalog_approval", _labels(**{
+        yield Sample(A.METRIC_PROBE_CATALOG_APPROVAL, _labels(**{
             CATALOG_APPROVAL: approval["verdict"],
             CATALOG_APPROVAL_REASON: approval.get("reason") or "",
         }), 1)  # fmt: skip
-    yield Sample("mcp_health_probe_catalog_tools", {}, catalog["toolCount"])
-    yield Sample("mcp_health_probe_catalog_pages", {}, catalog["pages"])
-    yield Sample("mcp_health_probe_catalog_info", _labels(**{
+    yield Sample(A.METRIC_PROBE_CATALOG_TOOLS, {}, catalog["toolCount"])
+    yield Sample(A.METRIC_PROBE_CATALOG_PAGES, {}, catalog["pages"])
+    yield Sample(A.METRIC_PROBE_CATALOG_INFO, _labels(**{
         A.CATALOG_DIGEST: catalog.get("digest"), A.SERVER_NAME: session.get("serverName"),
         A.MCP_PROTOCOL_VERSION: session.get("protocolVersion"), A.SESSION_ERA: session.get("era"),
         A.NETWORK_TRANSPORT: session.get("transport"),
@@ -129,22 +129,22 @@ def samples(
 ) -> list[Sample]:
     """Every sample of one probe's answer (family order as :data:`FAMILIES`)."""
     out = [
-        Sample("probe_success", {}, 1 if report["success"] else 0),
-        Sample("probe_duration_seconds", {}, duration_s),
+        Sample(A.METRIC_PROBE_SUCCESS, {}, 1 if report["success"] else 0),
+        Sample(A.METRIC_PROBE_DURATION, {}, duration_s),
     ]
     out += [
-        Sample("mcp_health_probe_phase_duration_seconds", {PHASE: phase}, seconds)
+        Sample(A.METRIC_PROBE_PHASE_DURATION, {PHASE: phase}, seconds)
         for phase, seconds in phases.items()
     ]
     out += _verdicts(report)
     out += _catalog(report, approval)
     out += [
-        Sample("mcp_health_probe_requests", {A.MCP_METHOD_NAME: method}, count)
+        Sample(A.METRIC_PROBE_REQUESTS, {A.MCP_METHOD_NAME: method}, count)
         for method, count in sorted(requests.items())
     ]
     out += [
-        Sample("mcp_health_probe_cached", {}, 1 if cached else 0),
-        Sample("mcp_health_probe_age_seconds", {}, age_s),
+        Sample(A.METRIC_PROBE_CACHED, {}, 1 if cached else 0),
+        Sample(A.METRIC_PROBE_AGE, {}, age_s),
     ]
     return out
 

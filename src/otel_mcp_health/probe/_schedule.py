@@ -18,11 +18,12 @@ from collections.abc import Callable, Iterable, Sequence
 from opentelemetry.metrics import CallbackOptions, Meter, Observation
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 
+from otel_mcp_health import attributes as A
 from otel_mcp_health.probe._render import FAMILIES, Sample
 from otel_mcp_health.probe._service import PROBE_MODULE, PROBE_TARGET, ProberBusyError, ProbeService
 
 #: Units of the families whose name states one (the Prometheus translation then keeps the name).
-_UNITS = {"probe_duration_seconds": "s", "mcp_health_probe_phase_duration_seconds": "s"}
+_UNITS = {A.METRIC_PROBE_DURATION: "s", A.METRIC_PROBE_PHASE_DURATION: "s"}
 
 
 def otlp_metric_readers() -> Sequence[MetricReader]:

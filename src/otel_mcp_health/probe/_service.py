@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from otel_mcp_health import OutcomePolicy
+from otel_mcp_health import attributes as A
 from otel_mcp_health.probe import _render, _runner
 from otel_mcp_health.probe._config import Module, ProbeConfig, Target
 from otel_mcp_health.probe._pipeline import ProbePipeline
@@ -29,9 +30,9 @@ from otel_mcp_health.probe._stats import ProberStats
 #: How long the era a target answered in is trusted before ``auto`` asks again.
 ERA_MEMORY_S: Final = 3600.0
 #: Attributes of a probe's root span (its trace holds the product's judged spans).
-PROBE_SPAN_NAME: Final = "mcp_health.probe"
-PROBE_TARGET: Final = "mcp_health.probe.target"
-PROBE_MODULE: Final = "mcp_health.probe.module"
+PROBE_SPAN_NAME: Final = A.PROBE_SPAN_NAME
+PROBE_TARGET: Final = A.PROBE_TARGET
+PROBE_MODULE: Final = A.PROBE_MODULE
 
 
 class UnknownTargetError(LookupError):

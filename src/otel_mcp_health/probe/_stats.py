@@ -10,19 +10,20 @@ import threading
 from collections import Counter
 from typing import Final
 
+from otel_mcp_health import attributes as A
 from otel_mcp_health.probe._render import Sample, exposition
 
-PROBE_TARGET_LABEL: Final = "mcp_health.probe.target"
-PROBE_MODULE_LABEL: Final = "mcp_health.probe.module"
+PROBE_TARGET_LABEL: Final = A.PROBE_TARGET
+PROBE_MODULE_LABEL: Final = A.PROBE_MODULE
 FAMILIES: Final = (
-    ("mcp_health_prober_probes_total", "counter", "Probes run, by target, module and result."),
+    (A.METRIC_PROBER_PROBES, "counter", "Probes run, by target, module and result."),
     (
-        "mcp_health_prober_scrapes_total",
+        A.METRIC_PROBER_SCRAPES,
         "counter",
         "Probe requests answered, by target, module and whether from the cache.",
     ),
-    ("mcp_health_prober_refused_total", "counter", "Probe requests refused, by reason."),
-    ("mcp_health_prober_probes_in_flight", "gauge", "Probes running now."),
+    (A.METRIC_PROBER_REFUSED, "counter", "Probe requests refused, by reason."),
+    (A.METRIC_PROBER_IN_FLIGHT, "gauge", "Probes running now."),
 )
 #: Reasons of a refused ``/probe`` request.
 REFUSALS: Final = ("unknown_target", "unknown_module", "bad_request", "busy")
@@ -64,7 +65,7 @@ class ProberStats:
         with self._lock:
             found = [
                 Sample(
-                    "mcp_health_prober_probes_total",
+                    A.METRIC_PROBER_PROBES,
                     {PROBE_TARGET_LABEL: t, PROBE_MODULE_LABEL: m, "result": r},
                     n,
                 )
@@ -72,15 +73,15 @@ class ProberStats:
             ]
             found += [
                 Sample(
-                    "mcp_health_prober_scrapes_total",
+                    A.METRIC_PROBER_SCRAPES,
                     {PROBE_TARGET_LABEL: t, PROBE_MODULE_LABEL: m, "cached": c},
                     n,
                 )
                 for (t, m, c), n in sorted(self._scrapes.items())
             ]
             found += [
-                Sample("mcp_health_prober_refused_total", {"reason": reason}, n)
+                Sample(A.METRIC_PROBER_REFUSED, {"reason": reason}, n)
                 for reason, n in sorted(self._refused.items())
             ]
-            found.append(Sample("mcp_health_prober_probes_in_flight", {}, self._in_flight))
+            found.append(Sample(A.METRIC_PROBER_IN_FLIGHT, {}, self._in_flight))
         return exposition(found, FAMILIES)
