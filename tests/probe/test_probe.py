@@ -216,3 +216,25 @@ def test_the_scrape_timeout_header_bounds_the_probe(
     found = series(body)
     assert found["probe_success"] == 0
     assert found["probe_duration_seconds"] < 3
+
+
+def test_concurrent_probes_are_bounded_and_a_probe_without_a_slot_is_refused_busy(
+    config_file: Callable[[str], Path],
+) -> None:
+    text = MODULES + _target("slow", "stdio", "", canary="slow") + _target("other", "stdio", "")
+    path = config_file(text.replace("[probe]", "[probe]\nmax_concurrent = 1"))
+    with running(path) as (service, base):
+        header = {"X-Prometheus-Scrape-Timeout-Seconds": "4"}
+        slow = threading.Thread(target=get, args=(f"{base}/probe?target=slow", header))
+        slow.start()
+        time.sleep(1)  # the slow probe holds the only slot
+        status, body = get(
+            f"{base}/probe?target=other", {"X-Prometheus-Scrape-Timeout-Seconds": "2"}
+        )
+        slow.join(timeout=30)
+        after = get(f"{base}/probe?target=other")
+        found = series(get(f"{base}/metrics")[1])
+        assert service.stats.probes("other", "default") == 1
+    assert status == 503, body
+    assert after[0] == 200
+    assert found['mcp_health_prober_refused_total{reason="busy"}'] == 1

@@ -57,7 +57,6 @@ class ProbeResult:
     run: _runner.Run
     finished: float  # time.monotonic() when it ended
     duration_s: float
-    pins: bool = False
     cached: bool = False
 
     @property
@@ -187,7 +186,6 @@ class ProbeService:
             run=run,
             finished=time.monotonic(),
             duration_s=time.monotonic() - started,
-            pins=self.config.pins is not None,
         )
 
     def close(self) -> None:
