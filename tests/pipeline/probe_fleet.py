@@ -4,6 +4,8 @@ Real MCP servers on 127.0.0.1, each its own process, reused from the other suite
 
 * ``tests/check/check_servers.py stdio healthy`` (stdio; a read-only ``lookup`` and a ``fail``
   tool answering ``isError``), spawned by the prober itself at every probe;
+* ``tests/check/check_servers.py http`` (streamable HTTP): ``/secure``, the healthy server behind a
+  bearer token (401 without it);
 * ``tests/integration/changing_server.py http`` (streamable HTTP): ``/mcp``, ``/authn`` answering
   401 with a ``WWW-Authenticate`` challenge, and ``trigger_change``, which adds a tool to the
   catalog of every later session;
@@ -38,6 +40,9 @@ START_TIMEOUT_S = 30.0
 #: The bearer token the prober sends to the 401 target: by reference, and never to be seen again.
 TOKEN_CANARY = "canary-probe-token-4be1c9"
 TOKEN_VARIABLE = "PROBE_E2E_TOKEN"
+#: The variable holding the token ``/secure`` accepts (check_servers.TOKEN): the probe converges
+#: only if the token was sent.
+SECURE_TOKEN_VARIABLE = "PROBE_E2E_SECURE_TOKEN"
 #: The gateway's path secret (it serves a server under /k/SECRET/mcp; never probed here).
 GATEWAY_SECRET = "canary-probe-gateway-93d0e5"
 
@@ -75,6 +80,7 @@ class Fleet:
     """Base URLs of the running servers, and a port nothing listens on."""
 
     stable_http: str
+    check_http: str
     drifting_http: str
     gateway: str
     closed_port: int
@@ -87,8 +93,11 @@ def fleet(workdir: Path) -> Iterator[Fleet]:
         url_server([python, str(CHANGING_SERVER), "http"], workdir / "stable.log", "stable") as a,
         url_server([python, str(CHANGING_SERVER), "http"], workdir / "drift.log", "drifting") as b,
         url_server([python, str(GATEWAY), GATEWAY_SECRET], workdir / "gateway.log", "gateway") as c,
+        url_server([python, str(CHECK_SERVERS), "http"], workdir / "check.log", "check") as d,
     ):
-        yield Fleet(stable_http=a, drifting_http=b, gateway=c, closed_port=free_port())
+        yield Fleet(
+            stable_http=a, check_http=d, drifting_http=b, gateway=c, closed_port=free_port()
+        )
 
 
 def stdio_command(variant: str = "healthy") -> list[str]:

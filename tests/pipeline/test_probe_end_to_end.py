@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 from tests.check.check_servers import CANARY_ARG as CHECK_CANARY_ARG
 from tests.check.check_servers import CANARY_CURSOR as CHECK_CANARY_CURSOR
+from tests.check.check_servers import TOKEN as SECURE_TOKEN
 from tests.integration.mcp_health_servers import CANARIES
 from tests.pipeline.pipeline_stack import (
     ALERTING_DIR,
@@ -41,6 +42,7 @@ from tests.pipeline.pipeline_stack import (
 )
 from tests.pipeline.probe_fleet import (
     GATEWAY_SECRET,
+    SECURE_TOKEN_VARIABLE,
     TOKEN_CANARY,
     TOKEN_VARIABLE,
     Fleet,
@@ -112,6 +114,12 @@ def targets(servers: Fleet) -> list[dict[str, Any]]:
             "headers": bearer,
         },
         {"name": "auth-sse", "transport": "sse", "url": f"{servers.gateway}/sse-authn"},
+        {
+            "name": "secure-http",
+            "transport": "streamable_http",
+            "url": f"{servers.check_http}/secure",
+            "headers": {"Authorization": {"env": SECURE_TOKEN_VARIABLE, "prefix": "Bearer "}},
+        },
         {
             "name": "down",
             "transport": "streamable_http",
@@ -274,7 +282,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProbeRun]:
                 scheduled_targets(servers),
             )
         )
-        secret_env = {TOKEN_VARIABLE: TOKEN_CANARY}
+        secret_env = {TOKEN_VARIABLE: TOKEN_CANARY, SECURE_TOKEN_VARIABLE: SECURE_TOKEN}
         with prober(config, workdir / "prober.log", env=secret_env) as scraped:
             jobs = scrape_jobs(scraped.address, [*(t["name"] for t in listed), NOT_IN_FILE])
             with stack(
@@ -323,6 +331,9 @@ def _drive(result: ProbeRun, prober_url: str, started: float) -> Iterator[ProbeR
     result.all_fired = _wait_until(done)
     result.timings["all_firing_s"] = time.monotonic() - started
     result.notifications = stack_.sink.snapshot()
+    for note in result.notifications:  # when each alert first reached its receiver
+        key = f"{note.alertname}/{note.labels.get('mcp_health_probe_target', '')}"
+        result.timings.setdefault(key, round(note.at - started, 1))
     result.series = _series_by_target(stack_)
     result.scheduled_verdicts = _scheduled_verdicts(stack_)
     expr = f'probe_success{{service_name="{SCHEDULED_SERVICE}"}}'
@@ -435,6 +446,14 @@ def test_a_401_with_www_authenticate_is_needs_auth_not_down(run: ProbeRun) -> No
     assert fired == {"McpProbeNeedsAuth"}
 
 
+def test_a_credential_by_reference_is_sent(run: ProbeRun) -> None:
+    """``/secure`` answers 401 without its bearer token: converged means the prober read the
+    reference and sent it (test_no_credential_... then finds it nowhere)."""
+    samples = run.series["secure-http"]
+    assert _value(samples, "probe_success") == 1
+    assert _one(samples, "mcp_health_probe_session_verdict")["mcp_health_verdict"] == "converged"
+
+
 def test_a_closed_port_is_down(run: ProbeRun) -> None:
     samples = run.series["down"]
     assert _value(samples, "probe_success") == 0
@@ -511,9 +530,11 @@ def test_no_credential_argument_result_cursor_or_url_anywhere(run: ProbeRun) -> 
     every alert: no bearer token, argument, result, cursor, challenge text or target URL."""
     canaries = (
         TOKEN_CANARY,
+        SECURE_TOKEN,
         CHECK_CANARY_ARG,
         CHECK_CANARY_CURSOR,
         GATEWAY_SECRET,
+        SECURE_TOKEN_VARIABLE,
         *CANARIES,
         f"{run.fleet.stable_http}/authn",
         f"{run.fleet.gateway}/sse-authn",
