@@ -187,3 +187,20 @@ def test_the_bundled_collector_receives_the_probes_otlp() -> None:
         binary("otelcol-mcp-health"), "validate", "--config=otelcol.yaml", cwd=COLLECTOR_DIR
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_dashboard_panels_have_unique_ids_and_do_not_overlap() -> None:
+    """Rows added by several changes (the probe's among them) keep Grafana's layout sound: one id
+    per panel, no two panels on the same grid cells."""
+    panels = json.loads(DASHBOARD.read_text())["panels"]
+    ids = [panel["id"] for panel in panels]
+    assert len(ids) == len(set(ids)), sorted(ids)
+    cells: dict[tuple[int, int], str] = {}
+    for panel in panels:
+        pos = panel["gridPos"]
+        for x in range(pos["x"], pos["x"] + pos["w"]):
+            for y in range(pos["y"], pos["y"] + pos["h"]):
+                assert (x, y) not in cells, (panel["title"], cells[x, y])
+                cells[x, y] = panel["title"]
+    titles = [panel["title"] for panel in panels]
+    assert titles.index(PROBE_ROW) > 0
