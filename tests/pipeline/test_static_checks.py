@@ -14,9 +14,6 @@ from tests.pipeline.pipeline_stack import ALERTING_DIR, COLLECTOR_DIR, ROOT, bin
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.vocabulary import ApprovalVerdict
-from otel_mcp_health.probe._render import CATALOG_APPROVAL as PROBE_APPROVAL
-from otel_mcp_health.probe._render import CATALOG_APPROVAL_REASON as PROBE_APPROVAL_REASON
-from otel_mcp_health.probe._render import FAMILIES as PROBE_FAMILIES
 
 pytestmark = pytest.mark.pipeline
 
@@ -190,10 +187,7 @@ def test_every_name_the_operator_side_uses_is_the_products() -> None:
     ):
         assert required in dimensions
     labels = {_prometheus_label(name) for name in ours}
-    labels |= {"mcp_health_probe_target", "mcp_health_probe_module"}  # the probe's relabeling
-    labels |= {_prometheus_label(name) for name in (PROBE_APPROVAL, PROBE_APPROVAL_REASON)}
     metrics = {_prometheus_label(v) for k, v in vars(A).items() if k.startswith("METRIC_")}
-    metrics |= {name for name, _type, _help in PROBE_FAMILIES}  # `otel-mcp-health probe`
     used = RULES.read_text() + (DASHBOARDS_DIR / "mcp-health.json").read_text()
     pattern = r"\b(mcp_health_[a-z_]+|mcp_[a-z_]+|gen_ai_[a-z_]+)(?![\w:*])"
     for name in set(re.findall(pattern, used)):
