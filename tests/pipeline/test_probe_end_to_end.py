@@ -20,6 +20,7 @@ import json
 import math
 import re
 import time
+import tomllib
 import urllib.error
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -84,6 +85,11 @@ EXPECTED = {
     ("McpProbeScrapeFailed", NOT_IN_FILE): "/platform",
 }
 LOOKUP = {"tool": "lookup", "arguments": {"q": CHECK_CANARY_ARG}, "verify": "not_required"}
+
+
+#: The modules of examples/probe.toml (docs/probe.md quotes it), as shipped: default and
+#: handshake_only.
+SHIPPED_MODULES = tomllib.loads((ROOT / "examples" / "probe.toml").read_text())["module"]
 
 
 def targets(servers: Fleet) -> list[dict[str, Any]]:
@@ -273,12 +279,12 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProbeRun]:
             pins_error = f"the approved-catalog pins (issue 28) are missing: {exc}"
         config = workdir / "probe.toml"
         listed = targets(servers)
-        config.write_text(probe_config(probe, {"default": {"timeout": 10}}, listed))
+        config.write_text(probe_config(probe, SHIPPED_MODULES, listed))
         scheduled = workdir / "probe-scheduled.toml"
         scheduled.write_text(
             probe_config(
                 {"min_interval": 1, "interval": 2},
-                {"default": {"timeout": 10}},
+                SHIPPED_MODULES,
                 scheduled_targets(servers),
             )
         )
