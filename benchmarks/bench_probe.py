@@ -117,12 +117,11 @@ def _timed(action: Callable[[], None]) -> tuple[float, float]:
     return time.process_time() - cpu, time.perf_counter() - wall
 
 
-def _rates(base: str) -> tuple[list[float], list[float], list[float]]:
-    probe_rate: list[float] = []
-    bare_rate: list[float] = []
-    wall_rate: list[float] = []
+def _rates(base: str) -> dict[str, list[float]]:
+    """Per round: probe and bare-client rates per CPU-second and per wall-second."""
+    rates: dict[str, list[float]] = {"probe": [], "bare": [], "probe wall": [], "bare wall": []}
     for round_ in range(ROUNDS + 1):
-        bare_cpu, _ = _timed(lambda: _bare(f"{base}/mcp"))
+        bare_cpu, bare_wall = _timed(lambda: _bare(f"{base}/mcp"))
         service = ProbeService(_config(base))
         try:
             probe_cpu, probe_wall = _timed(lambda: service.probe("http"))  # noqa: B023
@@ -130,10 +129,14 @@ def _rates(base: str) -> tuple[list[float], list[float], list[float]]:
             service.close()
         if round_ == 0:
             continue  # warm-up
-        probe_rate.append(PROBES / probe_cpu)
-        bare_rate.append(PROBES / bare_cpu)
-        wall_rate.append(PROBES / probe_wall)
-    return probe_rate, bare_rate, wall_rate
+        for key, seconds in (
+            ("probe", probe_cpu),
+            ("bare", bare_cpu),
+            ("probe wall", probe_wall),
+            ("bare wall", bare_wall),
+        ):
+            rates[key].append(PROBES / seconds)
+    return rates
 
 
 def _requests(base: str) -> list[list[str]]:
@@ -162,7 +165,7 @@ def _requests(base: str) -> list[list[str]]:
 def main() -> None:
     base = _serve()
     report = Report("otel-mcp-health probe: probes per second and requests per probe", "probe")
-    probe_rate, bare_rate, wall_rate = _rates(base)
+    rates = _rates(base)
     report.add(
         "",
         f"- {PROBES} probes in a row per round, {ROUNDS} rounds after a warm-up; streamable HTTP "
@@ -171,10 +174,11 @@ def main() -> None:
     report.table(
         ["measure", "median (min-max)"],
         [
-            ["probes per CPU-second (one core, server included)", spread(probe_rate)],
-            ["bare mcp client, same requests, per CPU-second", spread(bare_rate)],
-            ["probe cost against the bare client (CPU per probe)", ratio(bare_rate, probe_rate)],
-            ["probes per wall-second, one at a time", spread(wall_rate)],
+            ["probes per CPU-second (one core, server included)", spread(rates["probe"])],
+            ["bare mcp client, same requests, per CPU-second", spread(rates["bare"])],
+            ["probe CPU against the bare client's", ratio(rates["bare"], rates["probe"])],
+            ["probes per wall-second, one at a time", spread(rates["probe wall"])],
+            ["bare mcp client per wall-second, one at a time", spread(rates["bare wall"])],
         ],
     )
     report.add("Requests per probe (the third probe of each target: the era already known):")
