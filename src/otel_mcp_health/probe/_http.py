@@ -73,6 +73,7 @@ class _Handler(BaseHTTPRequestHandler):
         bound = scrape_bound(self.headers.get(SCRAPE_TIMEOUT_HEADER))
         try:
             result = self.service.probe(target, module, timeout_s=bound)
+            text = exposition(result.samples(time.monotonic()), FAMILIES)
         except UnknownTargetError:
             self.service.stats.refused("unknown_target")
             self._answer(400, "unknown target: only the targets of the configuration file\n")
@@ -82,8 +83,12 @@ class _Handler(BaseHTTPRequestHandler):
         except ProberBusyError:
             self.service.stats.refused("busy")
             self._answer(503, "busy: no probe slot within the scrape timeout\n")
+        except Exception as exc:  # noqa: BLE001 - a fault of ours: the scraper gets a 500, never a hang
+            self.service.stats.refused("internal_error")
+            self.service.stats.fault(exc)
+            self._answer(500, "internal error: see the prober's log\n")
         else:
-            self._answer(200, exposition(result.samples(time.monotonic()), FAMILIES))
+            self._answer(200, text)
 
     def _answer(self, status: int, body: str) -> None:
         data = body.encode("utf-8")

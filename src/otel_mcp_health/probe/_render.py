@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health.core.bounds import cap
 from otel_mcp_health.core.vocabulary import FirstFailedLayer
 
 #: Every family: (name, type, help). Their order is the answer's order.
@@ -71,7 +72,8 @@ def label_name(attribute: str) -> str:
 
 
 def _labels(**pairs: Any) -> dict[str, str]:
-    return {k: str(v) for k, v in pairs.items() if v is not None}
+    """Label values, each capped (a server chooses its name and version strings)."""
+    return {k: cap(str(v)) for k, v in pairs.items() if v is not None}
 
 
 def _verdicts(report: Mapping[str, Any]) -> Iterable[Sample]:

@@ -10,7 +10,6 @@ as observable gauges of each target's latest result, with the target and module 
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -77,8 +76,12 @@ class Scheduler:
     def _loop(self, name: str, interval_s: float) -> None:
         while not self._stop.is_set():
             started = time.monotonic()
-            with contextlib.suppress(ProberBusyError):  # the next interval tries again
+            try:
                 self._service.probe(name)
+            except ProberBusyError:
+                pass  # the next interval tries again
+            except Exception as exc:  # noqa: BLE001 - a fault of ours must not end the schedule
+                self._service.stats.fault(exc)
             self._stop.wait(max(interval_s - (time.monotonic() - started), 0.0))
 
     def stop(self) -> None:

@@ -6,6 +6,7 @@ counted by its reason only), so their number is bounded by the configuration fil
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter
 from typing import Final
@@ -25,8 +26,9 @@ FAMILIES: Final = (
     (A.METRIC_PROBER_REFUSED, "counter", "Probe requests refused, by reason."),
     (A.METRIC_PROBER_IN_FLIGHT, "gauge", "Probes running now."),
 )
-#: Reasons of a refused ``/probe`` request.
-REFUSALS: Final = ("unknown_target", "unknown_module", "bad_request", "busy")
+#: Reasons of a refused ``/probe`` request (``internal_error``: a fault of the prober's own).
+REFUSALS: Final = ("unknown_target", "unknown_module", "bad_request", "busy", "internal_error")
+_logger = logging.getLogger(__name__)
 
 
 class ProberStats:
@@ -38,6 +40,7 @@ class ProberStats:
         self._scrapes: Counter[tuple[str, str, str]] = Counter()
         self._refused: Counter[str] = Counter(dict.fromkeys(REFUSALS, 0))
         self._in_flight = 0
+        self._faults: set[str] = set()
 
     def probed(self, target: str, module: str, *, success: bool) -> None:
         with self._lock:
@@ -50,6 +53,16 @@ class ProberStats:
     def refused(self, reason: str) -> None:
         with self._lock:
             self._refused[reason] += 1
+
+    def fault(self, exc: BaseException) -> None:
+        """A fault of the prober's own: one warning per exception class, naming the class only
+        (its message may quote a target's answer)."""
+        name = type(exc).__name__
+        with self._lock:
+            first = name not in self._faults
+            self._faults.add(name)
+        if first:
+            _logger.warning("otel-mcp-health probe: internal error %s (reported once)", name)
 
     def in_flight(self, delta: int) -> None:
         with self._lock:
