@@ -9,7 +9,8 @@ read-only, ``fail`` answering ``isError``) behind one ``127.0.0.1:<port>``:
 * ``/legacy/mcp``: streamable HTTP that refuses ``server/discover`` as a 1.x server does;
 * ``/drift/mcp``: streamable HTTP whose ``lookup`` changes its description after ``POST /flip``
   (``POST /unflip`` restores it);
-* ``GET /counts``: the JSON-RPC messages received so far, by path and method (``POST /reset``).
+* ``GET /counts``: the JSON-RPC messages received so far, by path and method, and the ``DELETE``
+  requests that closed a session (``POST /reset``).
 
 Prints its base URL on the first line of stdout, then serves until terminated.
 """
@@ -117,6 +118,8 @@ class _Counting:
             challenge = {"WWW-Authenticate": 'Bearer error="invalid_token"'}
             await PlainTextResponse("no", status_code=401, headers=challenge)(scope, receive, send)
             return
+        if scope["method"] == "DELETE":  # a session closed cleanly (streamable HTTP)
+            COUNTS["/" + path.strip("/").split("/")[0] + " DELETE"] += 1
         if scope["method"] != "POST":
             await self.app(scope, receive, send)
             return

@@ -108,6 +108,7 @@ def test_an_older_server_gets_one_initialize_per_probe_once_its_era_is_known(
         "initialize": 3,
         "notifications/initialized": 3,
         "tools/list": 6,
+        "DELETE": 3,  # each session closed cleanly (streamable HTTP's session termination)
     }
     assert 'mcp_method_name="server/discover"' not in " ".join(second)
 
