@@ -10,6 +10,7 @@ Nothing a client sends (query, headers) is logged.
 from __future__ import annotations
 
 import math
+import socket
 import threading
 import time
 import urllib.parse
@@ -99,10 +100,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
+class _Server6(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
 def make_server(service: ProbeService, host: str, port: int) -> ThreadingHTTPServer:
     """The HTTP server of ``service`` bound to ``host:port`` (``0``: an ephemeral port)."""
     handler = type("ProbeHandler", (_Handler,), {"service": service})
-    server = ThreadingHTTPServer((host, port), handler)
+    server: ThreadingHTTPServer = (_Server6 if ":" in host else ThreadingHTTPServer)(
+        (host, port), handler
+    )
     server.daemon_threads = True
     return server
 
@@ -110,7 +117,8 @@ def make_server(service: ProbeService, host: str, port: int) -> ThreadingHTTPSer
 def base_url(server: ThreadingHTTPServer) -> str:
     """``http://HOST:PORT`` of a bound server."""
     host, port = server.server_address[:2]
-    return f"http://{host!s}:{port}"
+    shown = f"[{host!s}]" if ":" in str(host) else str(host)
+    return f"http://{shown}:{port}"
 
 
 @contextmanager

@@ -89,10 +89,12 @@ class ProbeService:
     def __init__(self, config: ProbeConfig, pipeline: ProbePipeline | None = None) -> None:
         self.config = config
         self.stats = ProberStats()
-        self._policy = _canary_policy(config)
-        if self._policy is not None:
-            self._policy.install()
+        self._policy = _canary_policy(config)  # read before anything is instrumented
         self.pipeline = pipeline or ProbePipeline(otlp=False, approved_catalog=config.pins)
+        if self._policy is not None:
+            # After instrumenting: it replaces OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES's policy,
+            # as ``check --outcomes`` does.
+            self._policy.install()
         self._running = threading.BoundedSemaphore(config.max_concurrent)
         self._lock = threading.Lock()
         self._slots: dict[tuple[str, str], _Slot] = {}
