@@ -118,6 +118,7 @@ class ProbeService:
         """One probe of a configured target, or its cached result (see the module docstring)."""
         found, chosen = self.resolve(target, module)
         bound = min(chosen.timeout_s, timeout_s) if timeout_s is not None else chosen.timeout_s
+        deadline = time.monotonic() + bound
         slot = self._slot((found.name, chosen.name))
         if not slot.lock.acquire(timeout=bound):
             raise ProberBusyError
@@ -129,12 +130,11 @@ class ProbeService:
             ):
                 self.stats.scraped(found.name, chosen.name, cached=True)
                 return dataclasses.replace(cached, cached=True)
-            started = time.monotonic()
-            if not self._running.acquire(timeout=bound):
+            if not self._running.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
                 raise ProberBusyError
             try:
-                remaining = max(bound - (time.monotonic() - started), 0.1)
-                result = self._probe(found, chosen, remaining)
+                # What is left of the bound after waiting for the target and for a slot.
+                result = self._probe(found, chosen, max(deadline - time.monotonic(), 0.1))
             finally:
                 self._running.release()
             slot.result = result
