@@ -5,7 +5,8 @@ read-only, ``fail`` answering ``isError``) behind one ``127.0.0.1:<port>``:
 
 * ``/mcp``: streamable HTTP; ``/sse`` with its message endpoint ``/messages/``: the SSE transport;
 * ``/secure/mcp``: streamable HTTP behind the bearer token :data:`TOKEN` (401 without it);
-* ``/authn``: a 401 with a ``WWW-Authenticate`` challenge;
+* ``/authn`` (streamable HTTP) and ``/sse-authn`` (SSE): a 401 with a ``WWW-Authenticate``
+  challenge;
 * ``/legacy/mcp``: streamable HTTP that refuses ``server/discover`` as a 1.x server does;
 * ``/drift/mcp``: streamable HTTP whose ``lookup`` changes its description after ``POST /flip``
   (``POST /unflip`` restores it);
@@ -190,6 +191,7 @@ def app() -> Any:
         Route("/reset", _reset, methods=["POST"]),
         Route("/flip", _flip, methods=["POST"]),
         Route("/unflip", _unflip, methods=["POST"]),
+        Route("/sse-authn", check_servers._challenge(401, 'Bearer error="invalid_token"')),
         Route(
             "/authn",
             check_servers._challenge(401, 'Bearer error="invalid_token"'),

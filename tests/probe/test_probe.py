@@ -135,6 +135,27 @@ def test_401_is_needs_auth_and_a_closed_port_is_transport_error(
     )
 
 
+def test_over_sse_401_is_needs_auth_and_a_closed_port_is_transport_error(
+    servers: str, config_file: Callable[[str], Path]
+) -> None:
+    path = config_file(
+        MODULES
+        + _target("authn", "sse", f"{servers}/sse-authn")
+        + _target("closed", "sse", "http://127.0.0.1:9/sse")
+    )
+    with running(path) as (_service, base):
+        auth, closed = _probe(base, "authn"), _probe(base, "closed")
+    assert auth["probe_success"] == closed["probe_success"] == 0
+    for found, verdict, layer in (
+        (auth, "needs_auth", "authorization"),
+        (closed, "transport_error", "transport"),
+    ):
+        for family in ("mcp_health_probe_session_verdict", "mcp_health_probe_verdict"):
+            series_name = one(found, family)
+            assert f'mcp_health_verdict="{verdict}"' in series_name
+            assert f'mcp_health_call_first_failed_layer="{layer}"' in series_name
+
+
 def test_a_canary_answering_is_error_is_tool_failed(
     servers: str, config_file: Callable[[str], Path]
 ) -> None:

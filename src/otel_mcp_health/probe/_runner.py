@@ -27,9 +27,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from opentelemetry.sdk.trace import ReadableSpan
 
+from otel_mcp_health import attributes as A
 from otel_mcp_health.check import _driver, _report
 from otel_mcp_health.check._options import ERA_MODES, CheckOptions
-from otel_mcp_health.core.vocabulary import GREEN, NextAction, Verdict
+from otel_mcp_health.core.vocabulary import GREEN, LAYERS, FirstFailedLayer, NextAction, Verdict
 from otel_mcp_health.probe._config import Module, Secret, Target
 
 #: Reason of a probe that sent nothing because a credential reference could not be read.
@@ -192,6 +193,29 @@ def drive(target: Target, options: CheckOptions, era_mode: str | None) -> Run:
     return run
 
 
+def _connect_verdict(spans: Sequence[ReadableSpan]) -> dict[str, Any] | None:
+    """The verdict of the last judged ``mcp_health.connect`` span, in the report's words."""
+    judged = [
+        s.attributes or {}
+        for s in spans
+        if s.name == A.CONNECT_SPAN_NAME and A.VERDICT in (s.attributes or {})
+    ]
+    if not judged:
+        return None
+    attrs = judged[-1]
+    return {
+        "verdict": attrs[A.VERDICT],
+        "reason": attrs.get(A.REASON),
+        "nextAction": attrs.get(A.NEXT_ACTION, NextAction.NONE.value),
+        "firstFailedLayer": attrs.get(A.CALL_FIRST_FAILED_LAYER, FirstFailedLayer.NONE.value),
+        "layers": {
+            layer.value: attrs[key]
+            for layer in LAYERS
+            if (key := A.layer_attribute(layer.value)) in attrs
+        },
+    }
+
+
 def report(spans: Sequence[ReadableSpan], run: Run, options: CheckOptions) -> dict[str, Any]:
     """The check's report of this probe's spans, with the session's own verdict beside the
     top-level one, whether it is a success, and the catalog's approval (a missing credential:
@@ -204,6 +228,17 @@ def report(spans: Sequence[ReadableSpan], run: Run, options: CheckOptions) -> di
             nextAction=NextAction.NONE.value,
         )
     session = built["session"]
+    connect = _connect_verdict(spans)
+    if "verdict" not in session and connect is not None:
+        # An SSE connection refused before any handshake: judged like a handshake, on its own
+        # span (``mcp_health.connect``), which the check (no SSE) does not read.
+        session.update(connect)
+        if "call" not in built:
+            built.update(
+                verdict=connect["verdict"],
+                reason=connect["reason"],
+                nextAction=connect["nextAction"],
+            )
     verdict, reason, _action = _report._session_verdict(spans, session, run.facts)  # noqa: SLF001 - the check's own reading
     if run.credential_missing:
         verdict, reason = Verdict.UNVERIFIED.value, CREDENTIAL_UNAVAILABLE
