@@ -92,8 +92,10 @@ def test_a_healthy_server_is_healthy_with_one_discover_the_pages_and_the_call(
 def test_an_older_server_gets_one_initialize_per_probe_once_its_era_is_known(
     servers: str, config_file: Callable[[str], Path]
 ) -> None:
-    path = config_file(MODULES.replace("min_interval = 30", "min_interval = 0.01")
-                       + _target("old", "streamable_http", f"{servers}/legacy/mcp"))  # fmt: skip
+    path = config_file(
+        MODULES.replace("min_interval = 30", "min_interval = 0.01")
+        + _target("old", "streamable_http", f"{servers}/legacy/mcp")
+    )
     post(servers, "/reset")
     with running(path) as (_service, base):
         first = _probe(base, "old", "list_only")

@@ -88,8 +88,11 @@ def test_each_probe_is_one_trace_of_judged_spans_and_gauges_per_target(
     assert len(probes) >= 4
     for trace in probes:
         root = next(s for s in trace if s.name == "mcp_health.probe")
-        methods = Counter(str((s.attributes or {}).get(A.MCP_METHOD_NAME)) for s in trace
-                          if A.MCP_METHOD_NAME in (s.attributes or {}))  # fmt: skip
+        methods = Counter(
+            str((s.attributes or {}).get(A.MCP_METHOD_NAME))
+            for s in trace
+            if A.MCP_METHOD_NAME in (s.attributes or {})
+        )
         expected = Counter({"server/discover": 1, "tools/list": 2})
         if (root.attributes or {})["mcp_health.probe.target"] == "http":
             expected["tools/call"] = 1
@@ -155,10 +158,22 @@ def test_the_command_exports_traces_and_metrics_over_otlp(
             "OTEL_BSP_SCHEDULE_DELAY": "200",
         }
         proc = subprocess.Popen(
-            [sys.executable, "-m", "otel_mcp_health", "probe", "--config", str(path),
-             "--listen", "127.0.0.1:0", "--schedule"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "otel_mcp_health",
+                "probe",
+                "--config",
+                str(path),
+                "--listen",
+                "127.0.0.1:0",
+                "--schedule",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         try:
             assert proc.stdout is not None
             line = proc.stdout.readline()
@@ -178,8 +193,9 @@ def test_the_command_exports_traces_and_metrics_over_otlp(
     metric_names: set[str] = set()
     for body in bodies["/v1/metrics"]:
         request = ExportMetricsServiceRequest.FromString(body)
-        metric_names |= {m.name for rm in request.resource_metrics for sm in rm.scope_metrics
-                         for m in sm.metrics}  # fmt: skip
+        metric_names |= {
+            m.name for rm in request.resource_metrics for sm in rm.scope_metrics for m in sm.metrics
+        }
     assert {"probe_success", "mcp_health_probe_verdict"} <= metric_names
     everything = b"".join(b for chunks in bodies.values() for b in chunks)
     assert TOKEN.encode() not in everything

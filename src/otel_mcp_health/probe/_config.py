@@ -266,8 +266,9 @@ def _values(
     return values
 
 
-def _target(index: int, table: Any, modules: Mapping[str, Module], interval: float,
-            problems: list[str]) -> Target | None:  # fmt: skip
+def _target(
+    index: int, table: Any, modules: Mapping[str, Module], interval: float, problems: list[str]
+) -> Target | None:
     where = f"target {index}"
     before = len(problems)
     values = _values(where, table, _TARGET_KEYS, problems)

@@ -71,52 +71,81 @@ def label_name(attribute: str) -> str:
     return attribute.replace(".", "_")
 
 
-def _labels(**pairs: Any) -> dict[str, str]:
+def _labels(pairs: Mapping[str, Any]) -> dict[str, str]:
     """Label values, each capped (a server chooses its name and version strings)."""
     return {k: cap(str(v)) for k, v in pairs.items() if v is not None}
 
 
+def _one(name: str, labels: Mapping[str, Any]) -> Sample:
+    """A state series: value 1, the state in its labels."""
+    return Sample(name, _labels(labels), 1)
+
+
 def _verdicts(report: Mapping[str, Any]) -> Iterable[Sample]:
-    session, catalog, call = report["session"], report["catalog"], report.get("call")
+    """The probe's verdict and the session's."""
+    session, call = report["session"], report.get("call")
     layer = (call or session).get("firstFailedLayer") or FirstFailedLayer.NONE.value
-    yield Sample(A.METRIC_PROBE_VERDICT, _labels(**{
-        A.VERDICT: report["verdict"], A.REASON: report["reason"],
-        A.NEXT_ACTION: report["nextAction"], A.CALL_FIRST_FAILED_LAYER: layer,
-    }), 1)  # fmt: skip
+    yield _one(
+        A.METRIC_PROBE_VERDICT,
+        {
+            A.VERDICT: report["verdict"],
+            A.REASON: report["reason"],
+            A.NEXT_ACTION: report["nextAction"],
+            A.CALL_FIRST_FAILED_LAYER: layer,
+        },
+    )
     if "verdict" in session:
         verdict, reason = session["verdict"], session["reason"]
         session_layer = session.get("firstFailedLayer") or FirstFailedLayer.NONE.value
     else:
-        verdict, reason = report["sessionVerdict"]
-        session_layer = FirstFailedLayer.NONE.value
-    yield Sample(A.METRIC_PROBE_SESSION_VERDICT, _labels(**{
-        A.VERDICT: verdict, A.REASON: reason, A.CALL_FIRST_FAILED_LAYER: session_layer,
-    }), 1)  # fmt: skip
-    yield Sample(A.METRIC_PROBE_CATALOG_VERDICT, _labels(**{
-        A.CATALOG_VERDICT: catalog["verdict"], A.CATALOG_REASON: catalog["reason"],
-    }), 1)  # fmt: skip
-    if call is not None:
-        yield Sample(A.METRIC_PROBE_CALL_VERDICT, _labels(**{
-            A.GEN_AI_TOOL_NAME: call["tool"], A.VERDICT: call["verdict"], A.REASON: call["reason"],
+        (verdict, reason), session_layer = report["sessionVerdict"], FirstFailedLayer.NONE.value
+    yield _one(
+        A.METRIC_PROBE_SESSION_VERDICT,
+        {A.VERDICT: verdict, A.REASON: reason, A.CALL_FIRST_FAILED_LAYER: session_layer},
+    )
+
+
+def _call(call: Mapping[str, Any] | None) -> Iterable[Sample]:
+    """The canary call's verdict, when one ran."""
+    if call is None:
+        return
+    yield _one(
+        A.METRIC_PROBE_CALL_VERDICT,
+        {
+            A.GEN_AI_TOOL_NAME: call["tool"],
+            A.VERDICT: call["verdict"],
+            A.REASON: call["reason"],
             A.CALL_FIRST_FAILED_LAYER: call.get("firstFailedLayer"),
             A.OUTCOME_METHOD: call.get("outcomeMethod"),
-        }), 1)  # fmt: skip
+        },
+    )
 
 
 def _catalog(report: Mapping[str, Any], approval: Mapping[str, Any] | None) -> Iterable[Sample]:
+    """The catalog's verdict, approval (with pins), size and identity."""
     session, catalog = report["session"], report["catalog"]
+    yield _one(
+        A.METRIC_PROBE_CATALOG_VERDICT,
+        {A.CATALOG_VERDICT: catalog["verdict"], A.CATALOG_REASON: catalog["reason"]},
+    )
     if approval is not None:
-        yield Sample(A.METRIC_PROBE_CATALOG_APPROVAL, _labels(**{
-            CATALOG_APPROVAL: approval["verdict"],
-            CATALOG_APPROVAL_REASON: approval.get("reason") or "",
-        }), 1)  # fmt: skip
+        reason = approval.get("reason") or ""
+        yield _one(
+            A.METRIC_PROBE_CATALOG_APPROVAL,
+            {CATALOG_APPROVAL: approval["verdict"], CATALOG_APPROVAL_REASON: reason},
+        )
     yield Sample(A.METRIC_PROBE_CATALOG_TOOLS, {}, catalog["toolCount"])
     yield Sample(A.METRIC_PROBE_CATALOG_PAGES, {}, catalog["pages"])
-    yield Sample(A.METRIC_PROBE_CATALOG_INFO, _labels(**{
-        A.CATALOG_DIGEST: catalog.get("digest"), A.SERVER_NAME: session.get("serverName"),
-        A.MCP_PROTOCOL_VERSION: session.get("protocolVersion"), A.SESSION_ERA: session.get("era"),
-        A.NETWORK_TRANSPORT: session.get("transport"),
-    }), 1)  # fmt: skip
+    yield _one(
+        A.METRIC_PROBE_CATALOG_INFO,
+        {
+            A.CATALOG_DIGEST: catalog.get("digest"),
+            A.SERVER_NAME: session.get("serverName"),
+            A.MCP_PROTOCOL_VERSION: session.get("protocolVersion"),
+            A.SESSION_ERA: session.get("era"),
+            A.NETWORK_TRANSPORT: session.get("transport"),
+        },
+    )
 
 
 def samples(
@@ -140,6 +169,7 @@ def samples(
     ]
     out += _verdicts(report)
     out += _catalog(report, approval)
+    out += _call(report.get("call"))
     out += [
         Sample(A.METRIC_PROBE_REQUESTS, {A.MCP_METHOD_NAME: method}, count)
         for method, count in sorted(requests.items())
