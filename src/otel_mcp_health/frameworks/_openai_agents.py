@@ -49,6 +49,6 @@ _convert = after_call(_report)
 
 OPENAI_AGENTS = Framework(
     distribution="openai-agents",
-    supported=">=0.24, <0.25",
+    supported=">=0.24",
     patches=(Patch("agents.mcp.util", "MCPUtil._convert_mcp_tools_to_function_tools", _convert),),
 )
