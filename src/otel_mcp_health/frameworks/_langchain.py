@@ -46,9 +46,9 @@ LANGCHAIN = Framework(
     distribution="langchain-mcp-adapters",
     supported=">=0.3",
     patches=(
-        Patch(_TOOLS, "load_mcp_tools", _load_mcp_tools),
-        Patch(_TOOLS, "convert_mcp_tool_to_langchain_tool", _convert),
+        Patch(_TOOLS, "load_mcp_tools", _load_mcp_tools, ("session",)),
+        Patch(_TOOLS, "convert_mcp_tool_to_langchain_tool", _convert, ("session", "tool")),
         # ``MultiServerMCPClient`` calls the name it imported
-        Patch("langchain_mcp_adapters.client", "load_mcp_tools", _load_mcp_tools),
+        Patch("langchain_mcp_adapters.client", "load_mcp_tools", _load_mcp_tools, ("session",)),
     ),
 )

@@ -50,5 +50,12 @@ _convert = after_call(_report)
 OPENAI_AGENTS = Framework(
     distribution="openai-agents",
     supported=">=0.24",
-    patches=(Patch("agents.mcp.util", "MCPUtil._convert_mcp_tools_to_function_tools", _convert),),
+    patches=(
+        Patch(
+            "agents.mcp.util",
+            "MCPUtil._convert_mcp_tools_to_function_tools",
+            _convert,
+            ("tools", "server"),
+        ),
+    ),
 )

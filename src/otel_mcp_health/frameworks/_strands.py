@@ -90,5 +90,7 @@ _process_tools = after_call(_report)
 STRANDS = Framework(
     distribution="strands-agents",
     supported=">=1.62",
-    patches=(Patch("strands.tools.registry", "ToolRegistry.process_tools", _process_tools),),
+    patches=(
+        Patch("strands.tools.registry", "ToolRegistry.process_tools", _process_tools, ("tools",)),
+    ),
 )
