@@ -199,7 +199,9 @@ def newest_pins(pins: list[str]) -> list[str]:
 
 def _framework_cell(name: str, pins: list[str], *, newest: bool) -> None:
     base = name.removesuffix("_1x")
-    modules = [f"tests/matrix/{m}" for m in CELL_MODULES.get(base, [f"test_framework_{base}.py"])]
+    own = CELL_MODULES.get(base, [f"test_framework_{base}.py"])
+    # every framework cell also checks its hooks' shapes on the real classes
+    modules = [f"tests/matrix/{m}" for m in [*own, "test_framework_shapes.py"]]
     paths = [*modules, EXAMPLES] if name in EXAMPLE_CELLS else modules
 
     def cell(session: nox.Session) -> None:
