@@ -139,6 +139,20 @@ MISMATCHES = {
         ("session",),
         lambda m: asyncio.run(m.load(session="s")),
     ),
+    "fewer parameters than it reads": Case(
+        "def convert(session):\n    return [session]\n",
+        "convert",
+        SYNC_HOOK,
+        ("session", "tool"),
+        lambda m: m.convert("s"),
+    ),
+    "the hook point is no longer callable": Case(
+        "class Toolset:\n    get_tools = ('a', 'constant')\n",
+        "Toolset.get_tools",
+        ASYNC_HOOK,
+        (),
+        lambda m: m.Toolset.get_tools,
+    ),
     "the hook point is gone": Case(
         "class Toolset:\n    async def list_tools(self):\n        return []\n",
         "Toolset.get_tools",
@@ -187,6 +201,13 @@ SHAPES = {
     "classmethod with the parameters it reads": Case(
         "class Util:\n    @classmethod\n    def convert(cls, tools, server, strict=False):\n"
         "        return [t.upper() for t in tools]\n",
+        "Util.convert",
+        SYNC_HOOK,
+        ("tools", "server"),
+        lambda m: m.Util.convert(["a"], None),
+    ),
+    "staticmethod with the parameters it reads": Case(
+        "class Util:\n    @staticmethod\n    def convert(tools, server):\n        return tools\n",
         "Util.convert",
         SYNC_HOOK,
         ("tools", "server"),
