@@ -447,7 +447,7 @@ def test_the_documented_pin_file_is_exact() -> None:
     """docs/evidence-format.md#pin-file: its example is what the writer makes of its tool."""
     doc = (Path(__file__).resolve().parents[2] / "docs" / "evidence-format.md").read_text("utf-8")
     section = doc[doc.index("## Pin file") :]
-    tool = json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
+    tool = json.loads(section.split("```json tool\n", 1)[1].split("```", 1)[0])
     text = section.split("```toml\n", 1)[1].split("```", 1)[0]
     assert parse_pins(text).servers[0].tools[0].members == _reference(tool)["members"]
     server = pin_server([tool], name="github", address="*.example.com", port=443, source="live")
