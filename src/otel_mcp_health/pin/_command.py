@@ -118,14 +118,13 @@ def _entry(current: PinFile | None, new: ServerPins) -> ServerPins | None:
     return next((entry for entry in servers if entry.key == new.key), None)
 
 
-def _shadowing(current: PinFile | None, source: Source, new: ServerPins) -> ServerPins | None:
-    """An earlier entry that the server's own label matches first (the new one would not apply)."""
-    if current is None or source.name is None:
+def _shadowing(merged: PinFile, source: Source, new: ServerPins) -> ServerPins | None:
+    """The entry that the server's own label matches first in the file as it would be written,
+    when that is not ``new`` (``new`` would then never apply to it)."""
+    if source.name is None:
         return None
-    found = current.for_server(ServerLabel(source.name, source.address, source.port))
-    if found is None or found.key == new.key:
-        return None
-    return found
+    found = merged.for_server(ServerLabel(source.name, source.address, source.port))
+    return None if found is None or found.key == new.key else found
 
 
 def create(
@@ -152,7 +151,8 @@ def create(
     if old == new:
         out.write("no change: nothing written\n")
         return EXIT_OK
-    shadow = _shadowing(current, source, new)
+    merged = (current or PinFile()).upsert(new)
+    shadow = _shadowing(merged, source, new)
     if shadow is not None:
         raise PinInputError(
             f"{target.path}: the earlier entry {label(shadow)} matches this server first: "
@@ -161,7 +161,7 @@ def create(
     if update and not accept:
         out.write("not written: run again with --accept to approve these changes\n")
         return EXIT_DRIFT
-    _write(target.path, (current or PinFile()).upsert(new))
+    _write(target.path, merged)
     out.write(f"written: {len(new.tools)} tools pinned\n")
     return EXIT_OK
 
