@@ -36,6 +36,8 @@ on entry, so sessions opened earlier are not fully observed)::
     McpHealthInstrumentor().uninstrument()   # exact inverse; instrument() again works
 
 Both providers are optional (the global ones are used). ``instrument()`` twice is a no-op.
+``approved_catalog=PATH`` (or ``OTEL_INSTRUMENTATION_MCP_HEALTH_APPROVED_CATALOG``) judges every
+complete discovery against a pin file read once, here (docs/model.md#approval).
 
 What is recorded
 ----------------

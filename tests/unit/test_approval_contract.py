@@ -1,0 +1,98 @@
+"""The contract's ``stale_catalog`` row for an unapproved tool (docs/model.md#approval).
+
+An unapproved call reads ``stale_catalog`` / ``tool_unapproved`` (or ``pins_unreadable``) /
+``review_catalog_change``: before convergence staleness (a rediscovery cannot approve a tool),
+over the call's own failed layer, also for a call judged on its own, and after the handshake rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from otel_mcp_health.core.calls import classify_call
+from otel_mcp_health.core.catalog import CatalogResult
+from otel_mcp_health.core.contract import HandshakeFacts
+from otel_mcp_health.core.evidence import (
+    NOT_APPLICABLE,
+    CallEvidence,
+    ExecutionEvidence,
+    ProtocolEvidence,
+    TransportEvidence,
+)
+from otel_mcp_health.core.session import judge_in_session
+from otel_mcp_health.core.vocabulary import (
+    CatalogVerdict,
+    ClientSource,
+    NextAction,
+    TransportOutcome,
+)
+
+COMPATIBLE = HandshakeFacts(failed=None, incompatible_reason=None, compatible=True)
+INCOMPATIBLE = HandshakeFacts(
+    failed=None, incompatible_reason="unsupported_version", compatible=False
+)
+OK_CALL = CallEvidence(
+    tool="read_file",
+    transport=TransportEvidence(outcome=TransportOutcome.OK, request_written=True),
+    authorization=NOT_APPLICABLE,
+    protocol=ProtocolEvidence(),
+    execution=ExecutionEvidence(is_error=False),
+)
+
+
+def catalog(verdict: CatalogVerdict, reason: str, action: NextAction) -> CatalogResult:
+    return CatalogResult(
+        verdict=verdict,
+        reason=reason,
+        next_action=action,
+        rule="test",
+        discovered_digest=None,
+        client_digest=None,
+        client_source=ClientSource.DISCOVERY_RESULT,
+        max_age_seconds=None,
+    )
+
+
+CONVERGED = catalog(CatalogVerdict.CONVERGED, "ok", NextAction.NONE)
+SIGNALLED = catalog(CatalogVerdict.STALE, "signal_after_discovery", NextAction.BOUNDED_REDISCOVERY)
+
+
+def judged(
+    call: CallEvidence, result: CatalogResult = CONVERGED, handshake: HandshakeFacts = COMPATIBLE
+) -> tuple[str, str, str]:
+    decided = judge_in_session(call, None, handshake=handshake, catalog=result).call
+    return decided.verdict.value, decided.reason, decided.next_action.value
+
+
+@pytest.mark.parametrize("reason", ["tool_unapproved", "pins_unreadable"])
+def test_an_unapproved_call_asks_for_review(reason: str) -> None:
+    unapproved = replace(OK_CALL, unapproved=reason)
+    assert judged(unapproved) == ("stale_catalog", reason, "review_catalog_change")
+    # before convergence staleness: a rediscovery cannot approve the tool
+    assert judged(unapproved, SIGNALLED) == ("stale_catalog", reason, "review_catalog_change")
+    # on its own (no session facts) too
+    alone = classify_call(unapproved)
+    assert (alone.verdict.value, alone.reason) == ("stale_catalog", reason)
+    # the handshake rows still come first
+    assert judged(unapproved, handshake=INCOMPATIBLE)[0] == "incompatible_session"
+
+
+def test_an_approved_call_is_judged_as_without_pins() -> None:
+    assert judged(OK_CALL)[0] == "unverified"
+    assert judged(OK_CALL, SIGNALLED) == (
+        "stale_catalog",
+        "catalog_signal_after_discovery",
+        "bounded_rediscovery",
+    )
+
+
+def test_an_unapproved_call_hides_its_own_failure_like_convergence_staleness() -> None:
+    failed = CallEvidence(
+        tool="read_file",
+        transport=TransportEvidence(outcome=TransportOutcome.CONNECTION_REFUSED),
+        authorization=NOT_APPLICABLE,
+        unapproved="tool_unapproved",
+    )
+    assert judged(failed) == ("stale_catalog", "tool_unapproved", "review_catalog_change")
