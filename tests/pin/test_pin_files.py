@@ -167,6 +167,10 @@ def test_verify_with_a_missing_pin_file_is_exit_2(tmp_path: Path) -> None:
             "give one source",
         ),
         (["--name", "s", "--tools-file", "T", "--accept"], "--accept applies to --update only"),
+        (["--header", "A=b", "--", "true"], "--header applies to --url only"),
+        (["--max-pages", "0", "--", "true"], "--max-pages expects a positive number"),
+        (["--timeout", "0", "--", "true"], "--timeout expects a positive number of seconds"),
+        (["--update", "--verify", "--tools-file", "T"], ""),  # argparse: on sys.stderr
         (["--name", "s", "--tools-file", "T", "--sha256", "0" * 64], "--sha256 applies to --mcpb"),
     ],
 )
