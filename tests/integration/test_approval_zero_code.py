@@ -164,7 +164,11 @@ def pins(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def changed(request: pytest.FixtureRequest, pins: Path) -> Run:
     run = run_agent(pins, "changes", request.param)
     assert run.returncode == 0, run.stderr
-    versions = {a.get(A.MCP_PROTOCOL_VERSION) for _, a in run.spans if A.SESSION_KEY in a}
+    versions = {
+        a.get(A.MCP_PROTOCOL_VERSION)
+        for name, a in run.spans
+        if A.SESSION_KEY in a and name.startswith(("tools/list", "tools/call"))
+    }
     assert (versions == {"2026-07-28"}) == (request.param == "auto"), versions
     return run
 
