@@ -327,3 +327,22 @@ def test_two_same_named_servers_are_told_apart_by_port(tmp_path: Path) -> None:
     # Only the first server's entry: the second server (its port) is not pinned.
     second = {a[A.SERVER_PORT]: a for a in first_only.discoveries("approval-twin")}[ports[1]]
     assert approval(second)[:2] == ("unpinned", "no_matching_pins")
+
+
+def test_two_same_named_stdio_servers_share_one_label_and_one_entry(tmp_path: Path) -> None:
+    """A stdio server has no address or port: two different ones announcing one name share a
+    label, so the first matching entry judges both (docs/model.md#approval). Each keeps its own
+    discovery (they are two servers), so the one that differs from the entry reads drifted."""
+    entry = pin_server(reviewed(), name="approval-twin")
+    run = run_agent(
+        write_pins(tmp_path, [entry]),
+        "stdio",
+        "legacy",
+        "approval-twin",
+        "unchanged",
+        "description",
+    )
+    assert run.returncode == 0, run.stderr
+    found = [approval(a)[:2] for a in run.discoveries("approval-twin")]
+    assert found == [("approved", None), ("drifted", "material_change")]
+    assert [verdict(a) for a in run.calls("read_file")] == [PLAIN, STALE]
