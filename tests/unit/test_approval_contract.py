@@ -11,6 +11,10 @@ from dataclasses import replace
 
 import pytest
 
+from otel_mcp_health import _codec
+from otel_mcp_health import attributes as A
+from otel_mcp_health.core.approval import Approval, ToolChange
+from otel_mcp_health.core.bounds import MAX_NAME_LENGTH
 from otel_mcp_health.core.calls import classify_call
 from otel_mcp_health.core.catalog import CatalogResult
 from otel_mcp_health.core.contract import HandshakeFacts
@@ -23,6 +27,8 @@ from otel_mcp_health.core.evidence import (
 )
 from otel_mcp_health.core.session import judge_in_session
 from otel_mcp_health.core.vocabulary import (
+    ApprovalReason,
+    ApprovalVerdict,
     CatalogVerdict,
     ClientSource,
     NextAction,
@@ -96,3 +102,19 @@ def test_an_unapproved_call_hides_its_own_failure_like_convergence_staleness() -
         unapproved="tool_unapproved",
     )
     assert judged(failed) == ("stale_catalog", "tool_unapproved", "review_catalog_change")
+
+
+def test_a_hostile_catalogs_names_are_bounded_on_the_span() -> None:
+    """Seventy added tools with 300-character names: at most 64 names per class, each capped
+    like every exported name, and the span says the list was cut."""
+    names = [f"{i:03d}" + "x" * 297 for i in range(70)]
+    added = tuple(ToolChange(name, "added") for name in names)
+    approval = Approval(ApprovalVerdict.DRIFTED, ApprovalReason.TOOL_ADDED, added)
+    attrs = _codec.encode_catalog_approval(approval)
+    assert attrs[A.CATALOG_APPROVAL_ADDED_COUNT] == 70
+    assert len(attrs[A.CATALOG_APPROVAL_ADDED_TOOLS]) == 64
+    assert all(len(name) <= MAX_NAME_LENGTH for name in attrs[A.CATALOG_APPROVAL_ADDED_TOOLS])
+    assert attrs[A.CATALOG_APPROVAL_TOOLS_TRUNCATED] is True
+    call = _codec.encode_call_approval(approval, names[3])
+    assert call == {A.CALL_APPROVAL: "unapproved", A.CALL_APPROVAL_REASON: "tool_unapproved"}
+    assert _codec.decode_call_approval(call) == "tool_unapproved"
