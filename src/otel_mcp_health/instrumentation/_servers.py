@@ -11,8 +11,9 @@ had listed the tools itself. The processor makes the same choice from spans
 (``_codec.decode_server_key``).
 
 In memory only and bounded: at most :data:`MAX_SERVERS` servers and :data:`MAX_BYTES` of their
-discoveries (tool names, required argument names, digests; least recently used forgotten first;
-a discovery larger than the budget alone is kept by its own session only).
+discoveries (tool names, required argument names, digests, the approval's tool names; least
+recently used forgotten first; a discovery larger than the budget alone is kept by its own
+session only).
 """
 
 from __future__ import annotations
