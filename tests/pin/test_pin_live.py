@@ -146,3 +146,12 @@ def test_a_new_entry_goes_before_a_catch_all_and_a_shadowed_one_is_refused(
         result.err
     )
     assert shadowed.read_bytes() == before
+
+
+def test_both_protocol_eras_pin_the_same_catalog(tmp_path: Path) -> None:
+    # auto probes server/discover (2026-07-28) first; legacy is the initialize handshake
+    legacy, modern = tmp_path / "legacy.toml", tmp_path / "auto.toml"
+    assert pin("--pins", legacy, "--era", "legacy", *live("base")).code == 0
+    assert pin("--pins", modern, "--era", "auto", *live("base")).code == 0
+    assert legacy.read_bytes() == modern.read_bytes()
+    assert pin("--pins", legacy, "--verify", "--era", "auto", *live("base")).code == 0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,15 +98,18 @@ def server_pins(source: Source, target: Target) -> ServerPins:
 
 
 def _write(path: str, pins: PinFile) -> None:
-    """Render, then replace the file atomically (never a half-written pin file)."""
+    """Render, then replace the file atomically (never a half-written pin file). A symbolic link
+    is followed (the file it names is replaced) and the file's permissions are kept."""
     try:
         text = render_pins(pins)
     except PinsError as exc:
         raise PinInputError(f"{path}: the pins cannot be written ({exc.reason})") from None
-    final = Path(path)
+    final = Path(path).resolve()
     temporary = final.with_name(f".{final.name}.{os.getpid()}.tmp")
     try:
         temporary.write_text(text, encoding="utf-8")
+        if final.exists():
+            temporary.chmod(stat.S_IMODE(final.stat().st_mode))
         temporary.replace(final)
     except OSError as exc:
         temporary.unlink(missing_ok=True)
