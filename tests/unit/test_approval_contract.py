@@ -118,3 +118,28 @@ def test_a_hostile_catalogs_names_are_bounded_on_the_span() -> None:
     call = _codec.encode_call_approval(approval, names[3])
     assert call == {A.CALL_APPROVAL: "unapproved", A.CALL_APPROVAL_REASON: "tool_unapproved"}
     assert _codec.decode_call_approval(call) == "tool_unapproved"
+
+
+def test_an_approval_our_code_cannot_make_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should the core ever raise, every listed tool counts as changed materially: each call
+    reads unapproved, never approved by default."""
+    from otel_mcp_health.core.pins import PinFile, pin_server
+    from otel_mcp_health.instrumentation import _approval
+    from otel_mcp_health.instrumentation._state import SessionState
+
+    tools = [{"name": "b", "inputSchema": {"type": "object"}}, {"name": "a"}]
+    pins = _approval.Pins(PinFile((pin_server(tools, name="s"),)))
+    state = SessionState(server_name="s")
+    assert _approval.judge(pins, state, tools).verdict == ApprovalVerdict.APPROVED
+
+    def broken(*_: object) -> None:
+        raise RuntimeError
+
+    monkeypatch.setattr(_approval, "judge_approval", broken)
+    failed = _approval.judge(pins, state, tools)
+    assert (failed.verdict, failed.reason, failed.material) == (
+        "drifted",
+        "material_change",
+        ("a", "b"),
+    )
+    assert failed.unapproved("a")

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from otel_mcp_health.core.approval import UNREADABLE_PINS, Approval, judge_approval
+from otel_mcp_health.core.approval import UNREADABLE_PINS, Approval, ToolChange, judge_approval
 from otel_mcp_health.core.pins import PinFile, PinsError, ServerLabel, parse_pins
+from otel_mcp_health.core.vocabulary import ApprovalReason, ApprovalVerdict, ChangeKind
 from otel_mcp_health.instrumentation._state import SessionState
 
 _logger = logging.getLogger(__name__)
@@ -70,13 +71,15 @@ def label(state: SessionState) -> ServerLabel:
     return ServerLabel(name=state.server_name, address=state.server_address, port=state.server_port)
 
 
-def judge(pins: Pins, state: SessionState, tools: Sequence[Mapping[str, Any]]) -> Approval | None:
-    """The approval of a complete discovery of the session's server (``None``: the tools could
-    not be compared, a digest error: the catalog itself is already unverifiable)."""
+def judge(pins: Pins, state: SessionState, tools: Sequence[Mapping[str, Any]]) -> Approval:
+    """The approval of a complete discovery of the session's server. The core never raises; if
+    it did, every listed tool counts as changed materially (fail closed, never green)."""
     if pins.file is None:
         return UNREADABLE_PINS
     try:
         return judge_approval(pins.file.for_server(label(state)), tools)
-    except Exception:
-        _logger.debug("approval of a discovery failed", exc_info=True)
-        return None
+    except Exception:  # our own failure must neither reach the host nor pass as approved
+        _logger.debug("approval of a discovery failed; every tool counts as changed", exc_info=True)
+        names = sorted({name for tool in tools if isinstance(name := tool.get("name"), str)})
+        changes = tuple(ToolChange(name, ChangeKind.MATERIAL) for name in names)
+        return Approval(ApprovalVerdict.DRIFTED, ApprovalReason.MATERIAL_CHANGE, changes)
