@@ -117,6 +117,15 @@ def catalog_digests() -> bool:
     return from_env(env.OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_DIGEST, flag, True)
 
 
+def approved_catalog_(given: str | os.PathLike[str] | None = None) -> str | None:
+    """The approved catalog (pin file) to judge discoveries against: the keyword argument, else
+    ``OTEL_INSTRUMENTATION_MCP_HEALTH_APPROVED_CATALOG``, else none (``None``)."""
+    if given is not None:
+        return os.fspath(given)
+    raw = os.environ.get(env.OTEL_INSTRUMENTATION_MCP_HEALTH_APPROVED_CATALOG, "").strip()
+    return raw or None
+
+
 def supported_versions_(given: Sequence[str] | None) -> tuple[str, ...]:
     """MCP versions the client run supports."""
     if given is not None:

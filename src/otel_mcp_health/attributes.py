@@ -110,6 +110,29 @@ CATALOG_DIGEST_PROJECTION: Final = "mcp_health.catalog.digest_projection"
 #: Reason code when a digest could not be computed (e.g. ``digest_unrepresentable``).
 CATALOG_DIGEST_ERROR: Final = "mcp_health.catalog.digest_error"
 
+# Approved catalogs, on the page that ends a complete traversal when pins are configured
+# (docs/evidence-format.md#pin-file): names and counts only, never a description, schema, member
+# value or the pin file's path.
+#: ``approved``, ``drifted`` or ``unpinned`` (``core.vocabulary.ApprovalVerdict``).
+CATALOG_APPROVAL: Final = "mcp_health.catalog.approval"
+#: ``pins_unreadable``, ``material_change``, ``tool_added`` (first that applies) or
+#: ``no_matching_pins``; absent when ``approved`` (``core.vocabulary.ApprovalReason``).
+CATALOG_APPROVAL_REASON: Final = "mcp_health.catalog.approval.reason"
+#: How many tools changed materially, only cosmetically, were added, were removed.
+CATALOG_APPROVAL_MATERIAL_COUNT: Final = "mcp_health.catalog.approval.material_count"
+CATALOG_APPROVAL_COSMETIC_COUNT: Final = "mcp_health.catalog.approval.cosmetic_count"
+CATALOG_APPROVAL_ADDED_COUNT: Final = "mcp_health.catalog.approval.added_count"
+CATALOG_APPROVAL_REMOVED_COUNT: Final = "mcp_health.catalog.approval.removed_count"
+#: The names of those tools (sorted, at most 64 each).
+CATALOG_APPROVAL_MATERIAL_TOOLS: Final = "mcp_health.catalog.approval.material_tools"
+CATALOG_APPROVAL_COSMETIC_TOOLS: Final = "mcp_health.catalog.approval.cosmetic_tools"
+CATALOG_APPROVAL_ADDED_TOOLS: Final = "mcp_health.catalog.approval.added_tools"
+CATALOG_APPROVAL_REMOVED_TOOLS: Final = "mcp_health.catalog.approval.removed_tools"
+#: ``true`` when a list of tool names was cut at 64.
+CATALOG_APPROVAL_TOOLS_TRUNCATED: Final = "mcp_health.catalog.approval.tools_truncated"
+#: The projected member names that differ in any tool (sorted), e.g. ``description``.
+CATALOG_APPROVAL_CHANGED_MEMBERS: Final = "mcp_health.catalog.approval.changed_members"
+
 # ``notifications/tools/list_changed`` spans (arrival time = span start time)
 NOTIFICATION_SPAN_METHOD: Final = "notifications/tools/list_changed"
 
@@ -156,6 +179,13 @@ CALL_MISSING_ARGUMENTS: Final = "mcp_health.call.missing_arguments"
 CONTRACT_OK: Final = "ok"
 CONTRACT_UNKNOWN_TOOL: Final = "unknown_tool"
 CONTRACT_MISSING_REQUIRED_ARGUMENT: Final = "missing_required_argument"
+#: On a ``tools/call`` span of a server covered by pins: ``approved``, ``unapproved`` or
+#: ``unpinned`` (``core.vocabulary.CallApproval``), judged against the server's last complete
+#: discovery like the contract check.
+CALL_APPROVAL: Final = "mcp_health.call.approval"
+#: With ``unapproved``: ``tool_unapproved`` (added or changed materially since it was pinned) or
+#: ``pins_unreadable`` (the pin file could not be read: fail closed).
+CALL_APPROVAL_REASON: Final = "mcp_health.call.approval.reason"
 
 # Progress notifications: one span event per notification (values and token match only)
 PROGRESS_EVENT: Final = "mcp_health.progress"
@@ -255,6 +285,7 @@ METRIC_CONVERGENCE_LAG: Final = "mcp_health.catalog.convergence_lag"
 METRIC_CALLS_IN_FLIGHT: Final = "mcp_health.calls.in_flight"
 METRIC_INCIDENTS: Final = "mcp_health.incidents"
 METRIC_OUTCOMES: Final = "mcp_health.outcomes"
+METRIC_CATALOG_APPROVALS: Final = "mcp_health.catalog.approvals"
 
 
 def layer_attribute(layer: str) -> str:

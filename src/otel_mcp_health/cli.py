@@ -16,6 +16,10 @@ Subcommands:
     Validate an outcome policy (docs/outcomes.md) offline and print what each entry matches
     (with ``--tool``, also which entry decides for that tool). Exit codes: ``0`` valid, ``2``
     invalid (every problem is printed with its entry and key, never a value).
+``pin --pins FILE (--url URL | -- COMMAND | --tools-file FILE | --mcpb FILE) [--update
+[--accept] | --verify]``
+    Approve a server's tools by pinning their digests, show the classified changes, or verify
+    them for CI (:mod:`otel_mcp_health.pin`, docs/approval.md).
 ``demo``
     Run the instrumented ``mcp`` client against real MCP servers on 127.0.0.1 and print the
     verdicts on the exported spans (:mod:`otel_mcp_health.demo`; needs the ``instruments``
@@ -257,6 +261,26 @@ def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return run(args, out, err)
 
 
+def _pin(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from otel_mcp_health.pin import run as pin_run
+
+    return pin_run(args, out, err)
+
+
+def _add_pin(sub: Any) -> None:
+    from otel_mcp_health.pin import add_arguments as pin_arguments
+
+    pin = sub.add_parser(
+        "pin",
+        help="approve a server's tools: create, update (--update) or verify (--verify) pins",
+        description="Pin the digests of a server's tools (docs/approval.md). Exit codes: 0 "
+        "written, unchanged or approved; 1 drift or an update not accepted; 2 a usage error or "
+        "an unreadable pin file.",
+    )
+    pin_arguments(pin)
+    pin.set_defaults(handler=_pin)
+
+
 def _add_outcomes(sub: Any) -> None:
     outcomes = sub.add_parser(
         "outcomes", help="validate an outcome policy file and show what each entry matches"
@@ -303,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_arguments(check)
     check.set_defaults(handler=_check)
+    _add_pin(sub)
     return parser
 
 

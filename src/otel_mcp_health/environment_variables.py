@@ -61,6 +61,24 @@ one warning (file, entry, key; never a value) and installs no verifier: its tool
 ``unverified``, never green. ``otel-mcp-health outcomes FILE`` checks a policy offline.
 """
 
+OTEL_INSTRUMENTATION_MCP_HEALTH_APPROVED_CATALOG: Final = (
+    "OTEL_INSTRUMENTATION_MCP_HEALTH_APPROVED_CATALOG"
+)
+"""
+.. envvar:: OTEL_INSTRUMENTATION_MCP_HEALTH_APPROVED_CATALOG
+
+Path of an approved catalog, the pin file ``otel-mcp-health pin`` writes (docs/approval.md):
+per server the digests of the tools a person reviewed. Read once, when the instrumentor
+instruments (a change to the file is seen at the next start; the instrument keyword argument
+``approved_catalog=`` wins over it). Every complete discovery of a server the file covers is
+compared with its pins and its last page's span carries ``mcp_health.catalog.approval``; a
+``tools/call`` of a tool added or materially changed since reads ``stale_catalog`` /
+``tool_unapproved`` / ``review_catalog_change`` (docs/model.md#approval). Default: unset (no
+approval judged). A file that cannot be read or parsed is one warning naming it (local stderr,
+never exported) and fails closed: every discovery reads ``drifted`` / ``pins_unreadable``, every
+call of its servers ``stale_catalog`` / ``pins_unreadable``. The path is never exported.
+"""
+
 # ==============================================================================================
 # Span processor (McpHealthSpanProcessor, McpHealthConfigurator). Append-only section owned by
 # the processor; each option can also be passed as a keyword argument, which wins over the env.

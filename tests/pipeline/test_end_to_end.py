@@ -29,6 +29,7 @@ import pytest
 from tests.integration.mcp_health_servers import CANARIES
 from tests.pipeline.pipeline_stack import ROOT, Notification, Stack, Timings, http_get, stack
 
+from otel_mcp_health.core.pins import PinFile, render_pins
 from otel_mcp_health.demo._run import CANARY as DEMO_CANARY
 
 pytestmark = pytest.mark.pipeline
@@ -192,13 +193,18 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
             "incompatible",
             OTEL_INSTRUMENTATION_MCP_HEALTH_SUPPORTED_VERSIONS="2024-11-05",
         )
-        # A catalog older than the maximum age (1 s here) with nobody able to hear a change.
+        # A catalog older than the maximum age (1 s here) with nobody able to hear a change. Its
+        # agent has an approved catalog that pins no server of it: its discoveries count as
+        # unpinned (the approval panel's data; test_approval_alert.py drives the drift alert).
+        pins = stack_.workdir / "approved-catalog.toml"
+        pins.write_text(render_pins(PinFile(())), encoding="utf-8")
         overdue = _agent(
             stack_,
             "never_refreshes",
             "--seconds",
             "4",
             OTEL_INSTRUMENTATION_MCP_HEALTH_CATALOG_MAX_AGE_S="1",
+            OTEL_INSTRUMENTATION_MCP_HEALTH_APPROVED_CATALOG=str(pins),
         )
         _finish(incompatible, stack_, "incompatible")
         _finish(overdue, stack_, "never_refreshes")
@@ -374,6 +380,7 @@ def test_prometheus_holds_the_verdict_metrics_and_no_canary(run: Run) -> None:
         "mcp_health_catalog_verdicts_total",
         "mcp_health_calls_in_flight",
         "mcp_health_catalog_convergence_lag_seconds_bucket",
+        "mcp_health_catalog_approvals_total",
     ):
         assert name in run.metric_names, name
     assert "mcp_health_verdict" in run.series_text

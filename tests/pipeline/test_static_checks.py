@@ -13,6 +13,7 @@ from tests.pipeline.pipeline_stack import ALERTING_DIR, COLLECTOR_DIR, ROOT, bin
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.reasons import Reason
+from otel_mcp_health.core.vocabulary import ApprovalVerdict
 
 pytestmark = pytest.mark.pipeline
 
@@ -23,6 +24,7 @@ RECEIVER_OF_OWNER = {
     "credential_holder": "credential-holder",
     "integration_owner": "integration-owner",
     "catalog_owner": "catalog-owner",
+    "catalog_reviewer": "catalog-reviewer",
     "agent_owner": "agent-owner",
     "client_implementer": "client-implementer",
     "on_call": "on-call-pager",
@@ -191,3 +193,29 @@ def test_every_name_the_operator_side_uses_is_the_products() -> None:
     for name in set(re.findall(pattern, used)):
         known = name in labels or any(name.startswith(m) for m in metrics)
         assert known, f"{name} is neither a product attribute nor a product metric"
+
+
+def test_a_catalog_change_reaches_its_reviewer_not_the_stale_catalog_owner() -> None:
+    """Approved catalogs (docs/attributes.md#approved-catalogs): the drift alert reads the
+    processor's approval counter on ``drifted`` only (a cosmetic change stays ``approved``), and
+    the calls of an unapproved tool, whose next action is a review, are left out of
+    McpStaleCatalog; the bundled collector keeps the approval as a span-metrics dimension and
+    keeps every drifted discovery's trace."""
+    text = RULES.read_text()
+    rules = dict(re.findall(r"- alert: (\w+)\n\s+expr: \|\n((?:\s{10}.*\n)+)", text))
+    drift = rules["McpCatalogChangedMaterially"]
+    approvals = _prometheus_label(A.METRIC_CATALOG_APPROVALS)
+    assert f"{approvals}_total" in text
+    approval = _prometheus_label(A.CATALOG_APPROVAL)
+    assert f'{approval}="{ApprovalVerdict.DRIFTED}"' in drift
+    assert ApprovalVerdict.APPROVED not in drift
+    unapproved = {Reason.TOOL_UNAPPROVED.value, Reason.PINS_UNREADABLE.value}
+    excluded = re.search(r'mcp_health_reason!~"([^"]+)"', rules["McpStaleCatalog"])
+    assert excluded
+    assert set(excluded[1].split("|")) == unapproved
+    assert alert_owners()["McpCatalogChangedMaterially"] == "catalog_reviewer"
+    config = (COLLECTOR_DIR / "otelcol.yaml").read_text()
+    dimensions = re.findall(r"- name: ([a-z_]+\.[a-z_.]+)\n", config)
+    assert {A.CATALOG_APPROVAL, A.CATALOG_APPROVAL_REASON} <= set(dimensions)
+    drifted = f'attributes["{A.CATALOG_APPROVAL}"] == "{ApprovalVerdict.DRIFTED}"'
+    assert drifted in config

@@ -17,10 +17,16 @@ layer is ``not_applicable``, exactly like ``"authorization": null`` in an eviden
 a call still in flight;
 :mod:`.session` the connection, the handshake and its server (:func:`encode_handshake_result`),
 catalog pages (origin, place in the chain; :func:`encode_page_result`, a page as its span ends)
-and progress. Every function here is used by the instrumentation or the processor.
+and progress; :mod:`.approval` a discovery's and a call's approval against the approved catalog.
+Every function here is used by the instrumentation or the processor.
 """
 
 from otel_mcp_health._codec._read import Attributes, present
+from otel_mcp_health._codec.approval import (
+    decode_call_approval,
+    encode_call_approval,
+    encode_catalog_approval,
+)
 from otel_mcp_health._codec.call import (
     decode_authorization,
     decode_call,
@@ -96,6 +102,7 @@ __all__ = [
     "Connection",
     "decode_authorization",
     "decode_call",
+    "decode_call_approval",
     "decode_cancelled",
     "decode_channel",
     "decode_channel_open",
@@ -119,7 +126,9 @@ __all__ = [
     "decode_waiting_for_user",
     "encode_authorization",
     "encode_call",
+    "encode_call_approval",
     "encode_cancelled",
+    "encode_catalog_approval",
     "encode_channel",
     "encode_clocks",
     "encode_connection",

@@ -16,6 +16,7 @@ from otel_mcp_health._codec._read import (
     read_names,
     read_str,
 )
+from otel_mcp_health._codec.approval import decode_call_approval
 from otel_mcp_health.core.bounds import cap
 from otel_mcp_health.core.evidence import (
     NOT_APPLICABLE,
@@ -31,7 +32,12 @@ from otel_mcp_health.core.evidence import (
     TransportEvidence,
 )
 from otel_mcp_health.core.reasons import Reason
-from otel_mcp_health.core.vocabulary import AuthError, OutcomeResult, TransportOutcome
+from otel_mcp_health.core.vocabulary import (
+    AuthError,
+    CallApproval,
+    OutcomeResult,
+    TransportOutcome,
+)
 
 PIPE = "pipe"
 TCP = "tcp"
@@ -238,7 +244,14 @@ def encode_call(call: CallEvidence) -> dict[str, Any]:
     if call.outcome is not None:
         attrs.update(encode_outcome(call.outcome))
     attrs.update(encode_missing(call.missing))
+    if call.unapproved is not None:
+        attrs.update(encode_unapproved(call.unapproved))
     return attrs
+
+
+def encode_unapproved(reason: str) -> dict[str, Any]:
+    """A call whose tool's current definition is not approved, and why (docs/model.md#approval)."""
+    return {A.CALL_APPROVAL: CallApproval.UNAPPROVED.value, A.CALL_APPROVAL_REASON: reason}
 
 
 def encode_missing(missing: tuple[str, ...]) -> dict[str, Any]:
@@ -258,6 +271,7 @@ def decode_call(attrs: Attributes) -> CallEvidence:
         effect=decode_effect(attrs),
         outcome=decode_outcome(attrs),
         missing=read_names(attrs, A.EVIDENCE_MISSING),
+        unapproved=decode_call_approval(attrs),
     )
 
 

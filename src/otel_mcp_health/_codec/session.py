@@ -17,6 +17,7 @@ from otel_mcp_health._codec._read import (
     read_names,
     read_str,
 )
+from otel_mcp_health._codec.approval import encode_catalog_approval
 from otel_mcp_health._codec.call import (
     decode_authorization,
     decode_transport,
@@ -243,6 +244,7 @@ def encode_page_result(result: PageResult) -> dict[str, Any]:
         if catalog.projection is not None:
             attrs[A.CATALOG_DIGEST_PROJECTION] = catalog.projection
         attrs.update(encode_digest(catalog.digest, catalog.digest_error))
+        attrs.update(encode_catalog_approval(catalog.approval))
     return attrs
 
 

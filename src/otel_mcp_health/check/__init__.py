@@ -7,14 +7,16 @@ server (handshake in either era with the fallback, a complete discovery with cur
 checks, an optional ``--watch`` for ``list_changed``, an optional ``--call``) and reads the
 verdicts back from the judged spans. See docs/check.md.
 
-Exit codes: ``0`` healthy (with a call) or converged (without one), ``1`` any other verdict,
-``2`` a usage error or a missing MCP SDK. This module imports nothing optional.
+Exit codes: ``0`` healthy (with a call) or converged (without one), ``1`` any other verdict or a
+catalog that drifted from its approved catalog (``--pins``), ``2`` a usage error (a ``--pins``
+file that cannot be opened) or a missing MCP SDK. This module imports nothing optional.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import warnings
 from typing import TextIO
 
 from otel_mcp_health import OutcomePolicy
@@ -30,6 +32,7 @@ from otel_mcp_health.check._options import (
     parse_headers,
     parse_http_verifier,
     parse_outcomes,
+    parse_pins_option,
     positive,
 )
 
@@ -111,6 +114,12 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"page cap of one discovery (default {CHECK_MAX_PAGES})",
     )
+    parser.add_argument(
+        "--pins",
+        metavar="FILE",
+        help="judge the tools against this approved catalog (otel-mcp-health pin; default: "
+        "OTEL_INSTRUMENTATION_MCP_HEALTH_APPROVED_CATALOG); drift exits 1",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--otlp", action="store_true", help="also export the spans (OTEL_EXPORTER_OTLP_*)"
@@ -164,6 +173,7 @@ def options_from(args: argparse.Namespace) -> CheckOptions:
         timeout_s=positive("--timeout", args.timeout),
         max_pages=args.max_pages,
         otlp=args.otlp,
+        pins=parse_pins_option(args.pins),
     )
 
 
@@ -221,9 +231,18 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_USAGE
     progress = _progress(err)
     built = _pipeline.build(otlp=options.otlp, service_name=_pipeline.SERVICE_NAME)
-    with _pipeline.instrumented(built) as pipeline:
-        facts = _driver.drive(options, progress)
-        report = _report.build(pipeline.spans(), facts, options)
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        with _pipeline.instrumented(built, approved_catalog=options.pins) as pipeline:
+            facts = _driver.drive(options, progress)
+            report = _report.build(pipeline.spans(), facts, options)
     progress.clear()
+    for warning in warned:  # ours (a pin file that cannot be parsed fails closed) go to err
+        if str(warning.message).startswith("mcp_health:"):
+            err.write(f"otel-mcp-health check: {warning.message}\n")
+        else:
+            warnings.showwarning(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
     out.write(json.dumps(report) + "\n" if args.json else _words.render(report))
     return _report.exit_code(report)

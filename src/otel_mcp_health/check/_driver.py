@@ -44,6 +44,8 @@ class Facts:
     #: The tool names of the latest discovery that reached its last page (``None``: none did). A
     #: ``--call`` of any other name is a typo or a tool the server does not serve.
     tool_names: tuple[str, ...] | None = None
+    #: The tool definitions of that same discovery (``otel-mcp-health pin`` pins them).
+    tools: tuple[types.Tool, ...] | None = None
     #: ``notifications/tools/list_changed`` received during the whole check.
     notifications: int = 0
     rediscovered: int = 0
@@ -112,6 +114,7 @@ async def _discover(client: Client, options: CheckOptions, facts: Facts) -> None
     facts.tool_count = len(tools)
     if facts.discovery_stopped is None:
         facts.tool_names = tuple(tool.name for tool in tools)
+        facts.tools = tuple(tools)
     # The check's client "installs" what it discovered: the processor then judges the catalog
     # on an ``mcp_health.install`` span even when no tool is called.
     record_installed_tools(client, tools)

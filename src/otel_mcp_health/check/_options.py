@@ -11,6 +11,7 @@ import json
 import re
 import urllib.parse
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final, Literal
 
 from otel_mcp_health import OutcomePolicy, OutcomePolicyError
@@ -51,6 +52,9 @@ class CheckOptions:
     timeout_s: float = DEFAULT_TIMEOUT_S
     max_pages: int = CHECK_MAX_PAGES
     otlp: bool = False
+    #: ``--pins FILE``: the approved catalog the discovery is judged against (``None``: the
+    #: instrumentation's own setting, ``OTEL_INSTRUMENTATION_MCP_HEALTH_APPROVED_CATALOG``).
+    pins: str | None = None
 
     @property
     def target(self) -> str:
@@ -175,3 +179,16 @@ def positive(name: str, value: float) -> float:
     if not 0 < value < float("inf"):  # also rejects NaN
         raise UsageError(f"{name} expects a positive number of seconds")
     return value
+
+
+def parse_pins_option(path: str | None) -> str | None:
+    """``--pins FILE`` when the file can be opened (else a usage error naming it and why). Its
+    contents are the instrumentation's to judge: a corrupt file fails closed, as in an agent."""
+    if path is None:
+        return None
+    try:
+        with Path(path).open("rb") as handle:
+            handle.read(1)
+    except OSError as exc:
+        raise UsageError(f"--pins {path}: cannot be read ({type(exc).__name__})") from None
+    return path

@@ -80,10 +80,15 @@ def build(
 
 
 @contextmanager
-def instrumented(pipeline: Pipeline) -> Iterator[Pipeline]:
-    """Instrument the ``mcp`` client on ``pipeline``; on exit undo that and shut it down."""
+def instrumented(pipeline: Pipeline, approved_catalog: str | None = None) -> Iterator[Pipeline]:
+    """Instrument the ``mcp`` client on ``pipeline`` (judging discoveries against
+    ``approved_catalog``, else the environment's); on exit undo that and shut it down."""
     instrumentor = McpHealthInstrumentor()
-    instrumentor.instrument(tracer_provider=pipeline.provider, meter_provider=pipeline.meters)
+    instrumentor.instrument(
+        tracer_provider=pipeline.provider,
+        meter_provider=pipeline.meters,
+        approved_catalog=approved_catalog,
+    )
     try:
         yield pipeline
     finally:

@@ -22,6 +22,7 @@ from otel_mcp_health.core.vocabulary import (
     GREEN,
     LAYERS,
     TOOLS_CALL,
+    ApprovalVerdict,
     CatalogVerdict,
     FirstFailedLayer,
     LayerStatus,
@@ -91,10 +92,34 @@ def _session(spans: Sequence[ReadableSpan], facts: Facts) -> dict[str, Any]:
     return session
 
 
+def _approval(spans: Sequence[ReadableSpan]) -> dict[str, Any] | None:
+    """The latest discovery's approval against the approved catalog (``None``: none judged)."""
+    judged = [_attrs(s) for s in spans if A.CATALOG_APPROVAL in _attrs(s)]
+    if not judged:
+        return None
+    attrs = judged[-1]
+    return {
+        "verdict": attrs[A.CATALOG_APPROVAL],
+        "reason": attrs.get(A.CATALOG_APPROVAL_REASON),
+        **{
+            kind: list(attrs.get(key, ()))
+            for kind, key in (
+                ("material", A.CATALOG_APPROVAL_MATERIAL_TOOLS),
+                ("cosmetic", A.CATALOG_APPROVAL_COSMETIC_TOOLS),
+                ("added", A.CATALOG_APPROVAL_ADDED_TOOLS),
+                ("removed", A.CATALOG_APPROVAL_REMOVED_TOOLS),
+                ("changedMembers", A.CATALOG_APPROVAL_CHANGED_MEMBERS),
+            )
+        },
+        "truncated": attrs.get(A.CATALOG_APPROVAL_TOOLS_TRUNCATED) is True,
+    }
+
+
 def _catalog(spans: Sequence[ReadableSpan], facts: Facts) -> dict[str, Any]:
     judged = [_attrs(s) for s in spans if A.CATALOG_VERDICT in _attrs(s)]
     latest = judged[-1] if judged else {}
     return {
+        "approval": _approval(spans),
         "verdict": latest.get(A.CATALOG_VERDICT, CatalogVerdict.UNVERIFIABLE.value),
         "reason": latest.get(A.CATALOG_REASON, "no_discovery"),
         "pages": facts.pages,
@@ -127,6 +152,7 @@ def _call(spans: Sequence[ReadableSpan], tool: str) -> dict[str, Any] | None:
         },
         "outcomeMethod": attrs.get(A.OUTCOME_METHOD),
         "catalogVerdict": attrs.get(A.CATALOG_VERDICT),
+        "approval": attrs.get(A.CALL_APPROVAL),
     }
 
 
@@ -178,6 +204,12 @@ def build(spans: Sequence[ReadableSpan], facts: Facts, options: CheckOptions) ->
     return report
 
 
+def drifted(report: Mapping[str, Any]) -> bool:
+    """Whether the discovery drifted from its approved catalog (``--pins``)."""
+    approval = report["catalog"].get("approval")
+    return approval is not None and approval["verdict"] == ApprovalVerdict.DRIFTED.value
+
+
 def exit_code(report: Mapping[str, Any]) -> int:
-    """``0`` healthy or converged, ``1`` any other verdict."""
-    return 0 if report["verdict"] in GREEN else 1
+    """``0`` healthy or converged (and not drifted from the approved catalog), else ``1``."""
+    return 0 if report["verdict"] in GREEN and not drifted(report) else 1

@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from otel_mcp_health.check._report import drifted
 from otel_mcp_health.core.vocabulary import (
     LAYERS,
+    ApprovalVerdict,
     CatalogVerdict,
     LayerStatus,
     NextAction,
@@ -58,6 +60,16 @@ NEXT_ACTION_WORDS: Final[Mapping[str, str]] = {
     NextAction.VERIFY_DESTINATION: "look at the destination: the promised effect is missing",
     NextAction.ADD_OUTCOME_VERIFIER: "add an outcome verifier (--outcomes FILE, --verify-file, "
     "--verify-http) to prove the effect",
+    NextAction.REVIEW_CATALOG_CHANGE: "review the changed tool definitions and re-pin them "
+    "(otel-mcp-health pin --update); retrying will not help",
+}
+
+APPROVAL_WORDS: Final[Mapping[str, str]] = {
+    ApprovalVerdict.APPROVED: "the tools are the ones approved (a cosmetic change or a removed "
+    "tool aside)",
+    ApprovalVerdict.DRIFTED: "tools changed materially or were added since they were approved "
+    "(the check exits 1)",
+    ApprovalVerdict.UNPINNED: "no pins in the approved catalog cover this server",
 }
 
 STATUS_WORDS: Final[Mapping[str, str]] = {
@@ -128,6 +140,21 @@ def _catalog_lines(catalog: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _approval_lines(approval: Mapping[str, Any] | None) -> list[str]:
+    """The discovery against its approved catalog: verdict, reason, the tools per class."""
+    if approval is None:
+        return []
+    reason = f" ({approval['reason']})" if approval.get("reason") else ""
+    lines = [f"approval  {approval['verdict']}{reason}: {APPROVAL_WORDS[approval['verdict']]}"]
+    for kind in ("material", "added", "cosmetic", "removed"):
+        if approval.get(kind):
+            more = " and more" if approval.get("truncated") else ""
+            lines.append(f"          {kind + ':':<10}{' '.join(approval[kind])}{more}")
+    if approval.get("changedMembers"):
+        lines.append(f"          changed members: {' '.join(approval['changedMembers'])}")
+    return lines
+
+
 def _not_listed(report: Mapping[str, Any]) -> tuple[str, str] | None:
     """What happened and what to do when ``--call`` named a tool the server's listing, made a
     moment before, does not hold: a typo far more often than a catalog that changed."""
@@ -164,6 +191,7 @@ def render(report: Mapping[str, Any]) -> str:
     lines += _session_lines(report["session"])
     if report["session"].get("connected"):
         lines += _catalog_lines(report["catalog"])
+        lines += _approval_lines(report["catalog"].get("approval"))
     if "call" in report:
         lines += _call_lines(report["call"])
     if report.get("timedOut"):
@@ -174,6 +202,9 @@ def render(report: Mapping[str, Any]) -> str:
         str(report["reason"]),
         (VERDICT_WORDS.get(verdict, verdict), NEXT_ACTION_WORDS.get(action, action)),
     )
+    if action == NextAction.NONE and drifted(report):  # green, but not what was approved
+        action = NextAction.REVIEW_CATALOG_CHANGE.value
+        todo = NEXT_ACTION_WORDS[action]
     lines += [
         "",
         f"verdict   {verdict.upper()}: {said}",

@@ -74,7 +74,7 @@ def result_from(
 def classify_call(call: CallEvidence) -> CallResult:
     """Judge one tool-call attempt on its own evidence (the contract without session rows)."""
     layers = evaluate_layers(call)
-    return result_from(call, layers, ContractContext(layers=layers))
+    return result_from(call, layers, ContractContext(layers=layers, unapproved=call.unapproved))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

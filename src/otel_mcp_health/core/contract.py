@@ -6,7 +6,8 @@ the same table with the session-level rows switched off
 (``ContractContext.judge_session = False``), so there is exactly one implementation of the
 precedence:
 
-handshake failure → ``needs_auth`` → ``incompatible_session`` → ``stale_catalog`` →
+handshake failure → ``needs_auth`` → ``incompatible_session`` → ``stale_catalog`` (an
+unapproved tool first, then convergence) →
 ``effect_unknown`` → (reconciled absent) ``tool_failed`` → ``transport_error`` →
 ``protocol_error`` → ``tool_failed`` → ``working`` → ``false_success`` → ``healthy`` →
 ``unverified``.
@@ -94,6 +95,8 @@ class ContractContext:
     catalog: CatalogResult | None = None
     catalog_verdict: CatalogVerdict | None = None
     clock: ClockState | None = None
+    #: Why the called tool is not the approved one (``CallEvidence.unapproved``), or ``None``.
+    unapproved: str | None = None
 
 
 _D = Decision[Verdict]
@@ -143,6 +146,8 @@ def _incompatible(c: ContractContext) -> _D | None:
 
 
 def _stale_catalog(c: ContractContext) -> _D | None:
+    if c.unapproved is not None:  # before convergence: no rediscovery can approve a tool
+        return Decision(Verdict.STALE_CATALOG, c.unapproved, NextAction.REVIEW_CATALOG_CHANGE)
     if not c.judge_session:
         return None
     if c.catalog is not None:
@@ -307,7 +312,9 @@ VERDICT_RULES: tuple[Rule[ContractContext, Verdict], ...] = (
     Rule(
         "stale_catalog",
         (Verdict.STALE_CATALOG,),
-        "the catalog verdict is not `converged` (no catalog evidence counts as `unverifiable`); "
+        "the called tool is not the approved one (`tool_unapproved`, `pins_unreadable` → "
+        "`review_catalog_change`; first, and also for a call judged on its own), else the "
+        "catalog verdict is not `converged` (no catalog evidence counts as `unverifiable`); "
         "a catalog `unverifiable` only for `no_discovery` never hides the call's own failed "
         "layer",
         _stale_catalog,

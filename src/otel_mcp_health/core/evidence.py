@@ -202,6 +202,9 @@ class CallEvidence:
     outcome: OutcomeEvidence | None = None
     #: Evidence the recorder could not gather (an SDK without a hook it needs): never healthy.
     missing: tuple[str, ...] = ()
+    #: Why the called tool's current definition is not the approved one (``tool_unapproved``,
+    #: ``pins_unreadable``; docs/model.md#approval), or ``None``: approved or no pins.
+    unapproved: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

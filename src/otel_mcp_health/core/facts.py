@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from otel_mcp_health.core.approval import Approval
 from otel_mcp_health.core.evidence import OutcomeEvidence, Page
 from otel_mcp_health.core.vocabulary import AuthError
 
@@ -125,6 +126,8 @@ class CatalogEnd:
     projection: str | None = None
     digest: str | None = None
     digest_error: str | None = None
+    #: The catalog compared with its approved catalog (``None``: no pins configured).
+    approval: Approval | None = None
 
 
 @dataclass(frozen=True, slots=True)

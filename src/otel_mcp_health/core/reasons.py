@@ -29,6 +29,12 @@ class Reason(StrEnum):
     DIGEST_UNAVAILABLE = "digest_unavailable"
     UNKNOWN_TOOL_CALLED = "unknown_tool_called"
     MISSING_REQUIRED_ARGUMENT = "missing_required_argument"
+    # approved catalogs (docs/evidence-format.md#pin-file)
+    #: The called tool's current definition is not the approved one (changed materially, or
+    #: added since the pins were written).
+    TOOL_UNAPPROVED = "tool_unapproved"
+    #: The pin file could not be read or parsed: every pinned server reads unapproved.
+    PINS_UNREADABLE = "pins_unreadable"
     # cursor chains (docs/model.md#catalog)
     CURSOR_REMAINING = "cursor_remaining"
     CURSOR_GAP = "cursor_gap"

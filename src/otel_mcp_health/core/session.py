@@ -90,6 +90,7 @@ def judge_in_session(
         catalog=catalog,
         catalog_verdict=verdict,
         clock=clock,
+        unapproved=call.unapproved if call is not None else None,
     )
     result = result_from(call, layers, context)
     if handshake.failed is not None and result.rule == "handshake_failed":

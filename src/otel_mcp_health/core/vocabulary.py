@@ -84,7 +84,48 @@ class NextAction(StrEnum):
     INSPECT_TOOL = "inspect_tool"
     VERIFY_DESTINATION = "verify_destination"
     ADD_OUTCOME_VERIFIER = "add_outcome_verifier"
+    #: A tool's definition differs from the approved (pinned) one: a person reviews the change
+    #: and re-pins it (docs/evidence-format.md#pin-file); retrying or rediscovering cannot help.
+    REVIEW_CATALOG_CHANGE = "review_catalog_change"
     NONE = "none"
+
+
+class ApprovalVerdict(StrEnum):
+    """``mcp_health.catalog.approval``: is a complete discovery the catalog a person approved?
+
+    ``approved``: no tool changed materially and none was added (a removed tool or a cosmetic
+    change alone stays approved); ``drifted``: otherwise, or the pins could not be read (fail
+    closed); ``unpinned``: no pinned server matches the discovery's server label."""
+
+    APPROVED = "approved"
+    DRIFTED = "drifted"
+    UNPINNED = "unpinned"
+
+
+class ApprovalReason(StrEnum):
+    """``mcp_health.catalog.approval.reason``; order = precedence (the first that applies)."""
+
+    PINS_UNREADABLE = "pins_unreadable"
+    MATERIAL_CHANGE = "material_change"
+    TOOL_ADDED = "tool_added"
+    NO_MATCHING_PINS = "no_matching_pins"
+
+
+class ChangeKind(StrEnum):
+    """How one tool of a discovery differs from its pin (docs/evidence-format.md#member-digests)."""
+
+    MATERIAL = "material"
+    COSMETIC = "cosmetic"
+    ADDED = "added"
+    REMOVED = "removed"
+
+
+class CallApproval(StrEnum):
+    """``mcp_health.call.approval``: is the called tool's current definition the approved one?"""
+
+    APPROVED = "approved"
+    UNAPPROVED = "unapproved"
+    UNPINNED = "unpinned"
 
 
 class TransportOutcome(StrEnum):

@@ -36,6 +36,8 @@ on entry, so sessions opened earlier are not fully observed)::
     McpHealthInstrumentor().uninstrument()   # exact inverse; instrument() again works
 
 Both providers are optional (the global ones are used). ``instrument()`` twice is a no-op.
+``approved_catalog=PATH`` (or ``OTEL_INSTRUMENTATION_MCP_HEALTH_APPROVED_CATALOG``) judges every
+complete discovery against a pin file read once, here (docs/model.md#approval).
 
 What is recorded
 ----------------
@@ -47,12 +49,14 @@ What is recorded
   ``tools`` / ``tools.listChanged`` capabilities, server name and version;
 * ``tools/list`` pages: page index, keyed hashes of the cursor and ``nextCursor``, tool count, page
   digest, ``mcp_health.evidence.origin`` (``internal`` for lists the SDK sends by itself inside
-  ``call_tool``); on the last page of an unbroken traversal the whole catalog's digest and size;
+  ``call_tool``); on the last page of an unbroken traversal the whole catalog's digest and size
+  and, with an approved catalog, its approval (names and counts only);
 * ``tools/call``: ``gen_ai.tool.name``, ``error.type`` (JSON-RPC code, ``tool_error``, ``timeout``,
   a transport outcome, an HTTP status, or an exception class), transport outcome and whether the
   request was written, HTTP status, the ``WWW-Authenticate`` error code and required scope names,
   ``isError``, timeout and deadline, output-schema verdict, ``readOnlyHint``, and the call-time
-  contract check against the last discovery (unknown tool / missing required argument *names*);
+  contract check against the last discovery (unknown tool / missing required argument *names*)
+  and, with an approved catalog, whether the called tool is approved;
 * progress notifications: one ``mcp_health.progress`` event per notification (value, total, token
   match; never the message);
 * ``notifications/tools/list_changed``: a SERVER span at its arrival;
@@ -109,6 +113,7 @@ from opentelemetry.trace import get_tracer
 from otel_mcp_health import _options, verifiers
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import (
+    _approval,
     _catalog_hooks,
     _compat,
     _outcomes,
@@ -150,6 +155,7 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
             idle_window_s=_options.idle_window_s(),
             digests=_options.catalog_digests(),
             max_pages=_options.max_pages_(),
+            pins=_pins(kwargs.get("approved_catalog")),
         )
         _compat.install(_state.TELEMETRY)
         # Zero-code outcome verifiers: the policy file OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES.
@@ -167,6 +173,12 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
         _outcomes.reset()
         _servers.SERVERS.clear()
         verifiers.uninstall_from_env()  # code registrations and other policies stay
+
+
+def _pins(given: Any) -> _approval.Pins | None:
+    """The approved catalog (``approved_catalog=`` or the environment), read once, or ``None``."""
+    path = _options.approved_catalog_(given)
+    return _approval.load(path) if path is not None else None
 
 
 def record_installed_tools(session: object, tools: Iterable[Any]) -> None:

@@ -25,7 +25,7 @@ from otel_mcp_health.core.facts import CatalogEnd, PageResult
 from otel_mcp_health.core.install import compare_install
 from otel_mcp_health.core.traversal import CursorChain
 from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION, ClientSource
-from otel_mcp_health.instrumentation import _servers, _state
+from otel_mcp_health.instrumentation import _approval, _servers, _state
 from otel_mcp_health.instrumentation._state import (
     RequestRecord,
     SessionState,
@@ -98,13 +98,14 @@ def _advance(
     state.traversal = None
     if not traversal.chain.intact:
         return index, None
+    approval = _approval.judge(telemetry.pins, state, traversal.tools) if telemetry.pins else None
     if not telemetry.digests:
         found: _Digested = (None, None, None)
-        end = CatalogEnd(len(traversal.tools))
+        end = CatalogEnd(len(traversal.tools), approval=approval)
     else:  # one page: the same tools, the same digests
         found = digested if index == 0 else _digest(traversal.tools, per_tool=True)
-        end = CatalogEnd(len(traversal.tools), DIGEST_PROJECTION, *found[:2])
-    _servers.completed(state, traversal.tools, found[0], found[2])
+        end = CatalogEnd(len(traversal.tools), DIGEST_PROJECTION, *found[:2], approval=approval)
+    _servers.completed(state, traversal.tools, found[0], found[2], approval)
     return index, end
 
 

@@ -158,6 +158,8 @@ def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> N
     found = _servers.discovered(state) if isinstance(name, str) else None
     if found is None or not isinstance(name, str):
         return
+    if found.approval is not None:  # judged against the same discovery (docs/model.md#approval)
+        slot.attributes.update(_codec.encode_call_approval(found.approval, name))
     tool = found.tools.get(name)
     if tool is None:
         check = ToolCallCheck(name=cap(name), contract=Reason.UNKNOWN_TOOL_CALLED)

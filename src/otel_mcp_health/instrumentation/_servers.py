@@ -11,8 +11,9 @@ had listed the tools itself. The processor makes the same choice from spans
 (``_codec.decode_server_key``).
 
 In memory only and bounded: at most :data:`MAX_SERVERS` servers and :data:`MAX_BYTES` of their
-discoveries (tool names, required argument names, digests; least recently used forgotten first;
-a discovery larger than the budget alone is kept by its own session only).
+discoveries (tool names, required argument names, digests, the approval's tool names; least
+recently used forgotten first; a discovery larger than the budget alone is kept by its own
+session only).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from otel_mcp_health import _codec
+from otel_mcp_health.core.approval import Approval
 from otel_mcp_health.core.catalog import required_properties
 from otel_mcp_health.instrumentation._state import SessionState
 
@@ -53,6 +55,9 @@ class Discovered:
     tools: dict[str, KnownTool]
     digests: dict[str, str] | None = None
     digest: str | None = None
+    #: Its approval against the approved catalog (``None``: no approved catalog configured);
+    #: a call of one of its tools is judged with it (docs/model.md#approval).
+    approval: Approval | None = None
 
 
 class ServerDiscoveries:
@@ -125,12 +130,14 @@ def completed(
     tools: Sequence[Mapping[str, Any]],
     digest: str | None,
     digests: dict[str, str] | None,
+    approval: Approval | None = None,
 ) -> None:
     """An application traversal of the session completed with ``tools``, their catalog
-    ``digest`` and per-tool ``digests`` (``None`` when digests are off or the catalog has none):
-    the session's and its server's last discovery."""
+    ``digest`` and per-tool ``digests`` (``None`` when digests are off or the catalog has none)
+    and its ``approval``: the session's and its server's last discovery."""
     known = {tool["name"]: known_tool(tool) for tool in tools if isinstance(tool.get("name"), str)}
-    found = state.discovered = Discovered(known, digests if digest is not None else None, digest)
+    kept = digests if digest is not None else None
+    found = state.discovered = Discovered(known, kept, digest, approval)
     server = server_key(state)
     if server is not None:
         SERVERS.remember(server, found)
@@ -153,4 +160,6 @@ def _size(server: str, found: Discovered) -> int:
         size += _TOOL_BYTES + len(name) + sum(len(r) + 60 for r in tool.required)
     if found.digests is not None:
         size += sum(len(name) + len(d) + 120 for name, d in found.digests.items())
+    if found.approval is not None:
+        size += sum(_TOOL_BYTES + len(change.name) for change in found.approval.changes)
     return size

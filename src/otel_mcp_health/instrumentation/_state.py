@@ -48,6 +48,7 @@ from otel_mcp_health.core.traversal import CursorChain
 from otel_mcp_health.instrumentation import _targets
 
 if TYPE_CHECKING:  # a session holds its discovery; the registry of them imports this module
+    from otel_mcp_health.instrumentation._approval import Pins
     from otel_mcp_health.instrumentation._servers import Discovered
 
 #: Per-process key of the cursor hash: equal cursors hash equal inside one process, and a hash
@@ -87,6 +88,8 @@ class Telemetry:
     session_labels: LabelBudget = field(default_factory=lambda: LabelBudget(OPEN_LABELS))
     #: Evidence the installed SDK cannot give (a private hook is absent; ``_compat``).
     missing_evidence: tuple[str, ...] = ()
+    #: The approved catalog discoveries are judged with (``None``: none configured).
+    pins: Pins | None = None
 
 
 #: Set by ``_instrument``, cleared by ``_uninstrument``.

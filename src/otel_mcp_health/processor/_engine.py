@@ -200,9 +200,8 @@ class Engine:
             digest=digest,
             digest_error=error,
         )
-        if not final:
-            return {}
-        return self._judge_catalog(span, session, TOOLS_LIST)
+        self._metrics.count_approval(attrs, _server_labels(session))  # on a complete discovery
+        return self._judge_catalog(span, session, TOOLS_LIST) if final else {}
 
     # ------------------------------------------------------------------------------------------
     # Handshake

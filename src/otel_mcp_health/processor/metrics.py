@@ -4,37 +4,49 @@ Every instrument name comes from :mod:`otel_mcp_health.attributes`, and every la
 vocabulary value, a short reason code, a method or tool name, or a server identity, so the
 cardinality is bounded by construction (no ids, no arguments, no free text).
 
-=========================================  ==============  =======================================
-instrument                                 kind / unit     labels
-=========================================  ==============  =======================================
-``mcp_health.calls``                       counter         ``mcp_health.verdict``,
-                                           ``{call}``      ``mcp_health.call.first_failed_layer``,
-                                                           ``mcp.method.name``,
-                                                           ``gen_ai.tool.name``, server
-``mcp_health.catalog.verdicts``            counter         ``mcp_health.catalog.verdict``,
-                                           ``{verdict}``   ``mcp_health.catalog.reason``,
-                                                           ``mcp.method.name``, server
-``mcp_health.catalog.convergence_lag``     histogram       server: seconds from the first
-                                           ``s``           ``list_changed`` signal to the next
-                                                           ``converged`` catalog
-``mcp_health.calls.in_flight``             gauge           ``mcp_health.live_state``
-                                           ``{call}``      (``working``, ``stalled``,
-                                                           ``waiting_for_user``)
-``mcp_health.outcomes``                    counter         ``mcp_health.protocol.envelope``,
-                                           ``{call}``      ``mcp_health.outcome.result``
-                                                           (``passed``/``failed``/``inconclusive``/
-                                                           ``none``), ``mcp_health.outcome.method``
-                                                           (``not_required`` for the policy),
-                                                           ``gen_ai.tool.name``, server
-``mcp_health.incidents``                   counter         ``mcp_health.verdict``,
-                                           ``{incident}``  ``mcp_health.call.first_failed_layer``,
-                                                           server: incidents *opened*
-=========================================  ==============  =======================================
+=========================================  ===============  =======================================
+instrument                                 kind / unit      labels
+=========================================  ===============  =======================================
+``mcp_health.calls``                       counter          ``mcp_health.verdict``,
+                                           ``{call}``       ``mcp_health.call.first_failed_layer``,
+                                                            ``mcp.method.name``,
+                                                            ``gen_ai.tool.name``, server
+``mcp_health.catalog.verdicts``            counter          ``mcp_health.catalog.verdict``,
+                                           ``{verdict}``    ``mcp_health.catalog.reason``,
+                                                            ``mcp.method.name``, server
+``mcp_health.catalog.convergence_lag``     histogram        server: seconds from the first
+                                           ``s``            ``list_changed`` signal to the next
+                                                            ``converged`` catalog
+``mcp_health.calls.in_flight``             gauge            ``mcp_health.live_state``
+                                           ``{call}``       (``working``, ``stalled``,
+                                                            ``waiting_for_user``)
+``mcp_health.outcomes``                    counter          ``mcp_health.protocol.envelope``,
+                                           ``{call}``       ``mcp_health.outcome.result``
+                                                            (``passed``/``failed``/``inconclusive``/
+                                                            ``none``), ``mcp_health.outcome.method``
+                                                            (``not_required`` for the policy),
+                                                            ``gen_ai.tool.name``, server
+``mcp_health.incidents``                   counter          ``mcp_health.verdict``,
+                                           ``{incident}``   ``mcp_health.call.first_failed_layer``,
+                                                            server: incidents *opened*
+``mcp_health.catalog.approvals``           counter          ``mcp_health.catalog.approval``
+                                           ``{discovery}``  (``approved``/``drifted``/
+                                                            ``unpinned``),
+                                                            ``mcp_health.catalog.approval.reason``
+                                                            (absent when approved), server: one
+                                                            per complete discovery judged
+                                                            against pins
+=========================================  ===============  =======================================
 
 Seed 003's two rates, live: protocol-level success =
 ``sum(outcomes{envelope=true}) / sum(outcomes)``; verified outcomes =
 ``sum(outcomes{result=passed, method!=not_required}) / sum(outcomes)``. A reconciliation span is
 not counted again (its call was counted when it went silent).
+
+Approval (docs/attributes.md#approved-catalogs): only the verdict and its reason code are labels;
+the names of the tools that changed stay on the discovery span, and a tool's description, schema
+or pin, and the pin file's path, are never a label. Both labels are vocabulary values: a
+verdict outside it counts nothing, a reason outside it is left out.
 
 "server" is the server's exported label: ``server.address``, ``server.port`` and
 ``mcp_health.server.name`` (the name it announced at the handshake), whichever its session has;
@@ -67,7 +79,7 @@ from opentelemetry.metrics import (
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.bounds import LabelBudget
 from otel_mcp_health.core.calls import CallResult
-from otel_mcp_health.core.vocabulary import TOOLS_CALL, LiveState
+from otel_mcp_health.core.vocabulary import TOOLS_CALL, ApprovalReason, ApprovalVerdict, LiveState
 from otel_mcp_health.version import __version__
 
 #: Returns the number of in-flight ``tools/call`` spans per live state.
@@ -80,6 +92,10 @@ Cell = list[Any]
 #: common ones (:data:`A.OPEN_LABELS`) and the server name; the instrumentation's histograms add
 #: ``error.type`` and the protocol version instead (``instrumentation._state.OPEN_LABELS``).
 OPEN_LABELS = (*A.OPEN_LABELS, A.SERVER_NAME)
+#: The approval counter's label values: vocabulary only (an application can write attributes on
+#: the span too, so a value outside it is not trusted as a label).
+_APPROVAL_VERDICTS: Final = frozenset(verdict.value for verdict in ApprovalVerdict)
+_APPROVAL_REASONS: Final = frozenset(reason.value for reason in ApprovalReason)
 #: The observable counters' units and descriptions (each summed by a :class:`_LocalCounter`).
 _COUNTERS: Final = {
     A.METRIC_CALLS: ("{call}", "Tool calls by session-contract verdict and first failed layer."),
@@ -97,6 +113,10 @@ _COUNTERS: Final = {
     A.METRIC_INCIDENTS: (
         "{incident}",
         "Incidents opened (one per service, server, failed layer and reason).",
+    ),
+    A.METRIC_CATALOG_APPROVALS: (
+        "{discovery}",
+        "Complete tool discoveries of pinned servers by approval (approved, drifted, unpinned).",
     ),
 }
 
@@ -178,6 +198,7 @@ class HealthMetrics:
         )
         self.outcomes = self._counter(meter, A.METRIC_OUTCOMES)
         self.incidents = self._counter(meter, A.METRIC_INCIDENTS)
+        self.catalog_approvals = self._counter(meter, A.METRIC_CATALOG_APPROVALS)
         self.in_flight_gauge = meter.create_observable_gauge(
             A.METRIC_CALLS_IN_FLIGHT,
             callbacks=[self._observe_in_flight],
@@ -226,6 +247,20 @@ class HealthMetrics:
         with self._lock:  # the lock of both counters
             calls[1] += 1
             outcomes[1] += 1
+
+    def count_approval(self, attrs: Mapping[str, Any], server: Mapping[str, Any]) -> None:
+        """Count one complete discovery judged against pins, from the attributes of the span
+        that completed it (``mcp_health.catalog.approval`` and its reason), under ``server``'s
+        label. A span without an approval (no pins configured, not a discovery's last page)
+        counts nothing."""
+        approval = attrs.get(A.CATALOG_APPROVAL)
+        if approval not in _APPROVAL_VERDICTS:
+            return
+        labels = {A.CATALOG_APPROVAL: approval, **server}
+        reason = attrs.get(A.CATALOG_APPROVAL_REASON)
+        if reason in _APPROVAL_REASONS:
+            labels[A.CATALOG_APPROVAL_REASON] = reason
+        self.catalog_approvals.add(1, labels)
 
     def _observe_in_flight(self, _options: CallbackOptions) -> Iterable[Observation]:
         counts = self._in_flight()
