@@ -24,7 +24,15 @@ from typing import Any
 
 import pytest
 
-from otel_mcp_health.frameworks import FRAMEWORKS, Framework, Patch, install, installed, uninstall
+from otel_mcp_health.frameworks import (
+    FRAMEWORKS,
+    Framework,
+    Patch,
+    _hooks,
+    install,
+    installed,
+    uninstall,
+)
 
 
 def _installed(framework: Framework) -> bool:
@@ -45,7 +53,8 @@ def _patch_id(item: tuple[Framework, Patch]) -> str:
 
 
 @pytest.fixture(autouse=True)
-def _clean() -> Iterator[None]:
+def _clean(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(_hooks, "_SAID", set())  # each test's refusals are said anew
     uninstall()
     yield
     uninstall()

@@ -30,7 +30,7 @@ from tests.integration.scenarios import list_all
 from tests.support.processor_helpers import instrumented_pipeline
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health.frameworks import Framework, Patch, install, installed, uninstall
+from otel_mcp_health.frameworks import Framework, Patch, _hooks, install, installed, uninstall
 from otel_mcp_health.frameworks._report import after_await, after_call
 
 NAME = "omh_shapefw"
@@ -62,6 +62,7 @@ def _distribution(root: Path, version: str, modules: dict[str, str]) -> None:
 def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A temporary site directory on ``sys.path``; the hooks and the modules gone afterwards."""
     monkeypatch.syspath_prepend(tmp_path)
+    monkeypatch.setattr(_hooks, "_SAID", set())  # each test's refusals are said anew
     SEEN.clear()
     yield tmp_path
     uninstall()
@@ -223,7 +224,7 @@ SHAPES = {
     "decorated coroutine function": Case(
         "import functools\n"
         "def traced(f):\n    @functools.wraps(f)\n"
-        "    def inner(*a, **k):\n        return f(*a, **k)\n    return inner\n"
+        "    async def inner(*a, **k):\n        return await f(*a, **k)\n    return inner\n"
         "class Spec:\n    @traced\n    async def fetch_tools(self):\n        return ['f']\n",
         "Spec.fetch_tools",
         ASYNC_HOOK,

@@ -17,6 +17,7 @@ handled at once); :func:`uninstall` unwraps what was wrapped.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 from collections.abc import Callable, Mapping
@@ -84,6 +85,8 @@ _DONE: set[tuple[str, str]] = set()
 _VERSIONS: dict[str, Version] = {}
 #: Distributions found below the floor or with a hook point of another shape: never hooked.
 _REFUSED: set[str] = set()
+#: The refusals already said (distribution, version, why): kept across uninstall.
+_SAID: set[tuple[str, str, str]] = set()
 #: The ``mcp_health.evidence.missing`` name of what a refused framework's hooks would record.
 FRAMEWORK_INSTALL = "framework_install"
 
@@ -94,10 +97,25 @@ def install(frameworks: tuple[Framework, ...]) -> None:
     for framework in frameworks:
         for module in framework.modules():
             if module in sys.modules:
-                _on_import(sys.modules[module])
+                _on_import(_settled(module))
             elif module not in _PENDING:
                 _PENDING.add(module)
                 wrapt.register_post_import_hook(_on_import, module)
+
+
+def _settled(name: str) -> ModuleType:
+    """The module ``name`` once its import has finished: a module is in ``sys.modules`` from
+    the moment another thread starts executing it, and a half-built module's hook points look
+    missing (the framework would be refused for the process). ``import_module`` waits on the
+    module's import lock; in the thread that is importing it, it returns at once (and on an
+    import deadlock the module is taken as it is)."""
+    module = sys.modules[name]
+    if getattr(getattr(module, "__spec__", None), "_initializing", False):
+        try:
+            return importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the other thread's import error is its own
+            return module
+    return module
 
 
 def _on_import(module: ModuleType) -> None:
@@ -133,15 +151,16 @@ def _refuse(framework: Framework, why: str) -> None:
     for patch in [p for p in _WRAPPED if p in framework.patches]:
         _WRAPPED.remove(patch)
         _unwrap(patch)
-    _logger.warning(
-        "otel-mcp-health: %s %s: %s; the tools it installs are not recorded (the catalog is "
-        "judged on the discovery result) and calls are never judged healthy "
-        "(mcp_health.evidence.missing: %s).",
-        framework.distribution,
-        _VERSIONS.get(framework.distribution),
-        why,
-        FRAMEWORK_INSTALL,
-    )
+    said = (framework.distribution, str(_VERSIONS.get(framework.distribution)), why)
+    if said not in _SAID:  # instrumenting again refuses again, silently: one warning a process
+        _SAID.add(said)
+        _logger.warning(
+            "otel-mcp-health: %s %s: %s; the tools it installs are not recorded (the catalog is "
+            "judged on the discovery result) and calls are never judged healthy "
+            "(mcp_health.evidence.missing: %s).",
+            *said,
+            FRAMEWORK_INSTALL,
+        )
     _evidence_missing()
 
 

@@ -71,10 +71,12 @@ def _hook_point(module: str, name: str) -> tuple[Any, bool] | None:
 
 
 def _is_async(function: Any) -> bool:
-    """A coroutine function, or a plain decorator around one (``functools.wraps``)."""
-    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
-        inspect.unwrap(function)
-    )
+    """A coroutine function as stored: what the caller gets back is what counts. A plain
+    ``functools.wraps`` decorator around a coroutine function may hand back its coroutine or
+    run it and return the value (a sync facade: asyncer.syncify, anyio.from_thread.run); an
+    awaiting hook on the latter would hand the host a coroutine instead of its value, so only
+    the outermost function is judged (an ``async def`` decorator is one)."""
+    return inspect.iscoroutinefunction(function)
 
 
 def _lacks(function: Any, method: bool, reads: tuple[str, ...]) -> str | None:
