@@ -16,14 +16,17 @@ the local stderr and never in an exported span, metric or OTLP log), and every d
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
+import stat
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from otel_mcp_health.core.approval import UNREADABLE_PINS, Approval, ToolChange, judge_approval
+from otel_mcp_health.core.pin_codec import MAX_PIN_FILE_BYTES
 from otel_mcp_health.core.pins import PinFile, PinsError, ServerLabel, parse_pins
 from otel_mcp_health.core.vocabulary import ApprovalReason, ApprovalVerdict, ChangeKind
 from otel_mcp_health.instrumentation._state import SessionState
@@ -43,12 +46,25 @@ class Pins:
     file: PinFile | None
 
 
+def read_pin_text(path: str) -> str:
+    """The text of the pin file: a regular file (opened without blocking, so a FIFO or a
+    device never stalls the host at start-up) of at most ``MAX_PIN_FILE_BYTES``, else OSError
+    or ValueError (a too large file, not UTF-8)."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise IsADirectoryError(errno.EINVAL, "not a regular file")
+        data = handle.read(MAX_PIN_FILE_BYTES + 1)
+    if len(data) > MAX_PIN_FILE_BYTES:
+        raise ValueError("pin file too large")
+    return data.decode("utf-8")
+
+
 def load(path: str) -> Pins:
     """The pins of ``path``; a file that cannot be read or parsed is one warning naming it (the
     reason is a code or an exception class, never the file's contents) and fails closed."""
     try:
-        with Path(path).open(encoding="utf-8") as handle:
-            return Pins(parse_pins(handle.read()))
+        return Pins(parse_pins(read_pin_text(path)))
     except PinsError as exc:
         why = exc.reason
     except Exception as exc:  # noqa: BLE001 - never break the host at start-up; a message may quote the file
