@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import re
 import urllib.parse
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final, Literal
 
 from otel_mcp_health import OutcomePolicy, OutcomePolicyError
@@ -186,9 +186,8 @@ def parse_pins_option(path: str | None) -> str | None:
     contents are the instrumentation's to judge: a corrupt file fails closed, as in an agent."""
     if path is None:
         return None
-    try:
-        with Path(path).open("rb") as handle:
-            handle.read(1)
+    try:  # non-blocking: a FIFO or a device must not hang the check before its --timeout runs
+        os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
     except OSError as exc:
         raise UsageError(f"--pins {path}: cannot be read ({type(exc).__name__})") from None
     return path

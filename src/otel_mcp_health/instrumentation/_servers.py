@@ -143,6 +143,16 @@ def completed(
         SERVERS.remember(server, found)
 
 
+def retaint(state: SessionState, found: Discovered, approval: Approval) -> None:
+    """``found`` (the session's or its server's last discovery) now judged with ``approval``."""
+    tainted = Discovered(found.tools, found.digests, found.digest, approval)
+    if state.discovered is found:
+        state.discovered = tainted
+    server = server_key(state)
+    if server is not None and SERVERS.get(server) is found:
+        SERVERS.remember(server, tainted)
+
+
 def known_tool(tool: Mapping[str, Any]) -> KnownTool:
     """What the call-time contract check needs of one tool: required names and ``readOnlyHint``."""
     annotations = tool.get("annotations")

@@ -66,12 +66,12 @@ def read_pins(path: str, *, missing_ok: bool) -> PinFile | None:
         if missing_ok:
             return None
         raise PinInputError(f"{path}: cannot read the pin file (no such file)") from None
+    except PinsError as exc:
+        raise PinInputError(f"{path}: cannot read the pin file ({exc.reason})") from None
     except UnicodeDecodeError:
         raise PinInputError(f"{path}: corrupt pin file (not UTF-8 text)") from None
     except OSError as exc:
         raise PinInputError(f"{path}: cannot read the pin file ({exc.strerror})") from None
-    except ValueError:
-        raise PinInputError(f"{path}: corrupt pin file (larger than the limit)") from None
     try:
         return parse_pins(text)
     except PinsError as exc:
