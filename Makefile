@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 SEEDS  := tests/fixtures/seeds
 
-.PHONY: example prerequisites setup demo replay check coverage cost cost-baseline test matrix lint format bench bench-instructions bench-publish clean provision provision-check pipeline
+.PHONY: example prerequisites setup demo replay check coverage cost cost-baseline test matrix matrix-newest lint format bench bench-instructions bench-publish clean provision provision-check pipeline
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,12 @@ test: prerequisites lint provision provision-check
 ## ~/.cache/otel-mcp-health-nox. The newest cell is .venv itself (make test's pytest run).
 matrix: $(STAMP)
 	$(BIN)/nox
+
+## Every agent-framework cell again on each framework's newest release, asked of the index when
+## the cell runs (noxfile.py, sessions *_newest; venvs cached beside the pinned ones). Not part
+## of make test: a framework's release must not turn CI red. docs/frameworks.md#re-verifying.
+matrix-newest: $(STAMP)
+	$(BIN)/nox -t newest
 
 ## What make test needs (Python >= 3.11 with venv, Go, root or sudo for apt-get when Prometheus,
 ## Alertmanager, node or npm are missing, disk): checked first, one clear line when one is missing.

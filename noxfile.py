@@ -11,12 +11,19 @@ that fail below that floor. The reference MCP servers always run from the projec
 
 Virtual environments are cached outside the checkout (``reuse_venv``; set ``NOX_ENVDIR`` to move
 them), so a second run installs nothing new.
+
+``make matrix-newest`` (``nox -t newest``) runs every agent-framework cell again against each
+framework's newest release, asked of the index when the cell runs (``*_newest`` sessions, never
+part of ``make test``): what a user installing today gets, next to the pinned cells that gate CI
+(docs/frameworks.md#re-verifying).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -57,8 +64,10 @@ OTEL_FLOOR_CHECKS = [
 #: Prints the versions the cell resolved (its record in the CI log).
 _VERSIONS = (
     "from importlib.metadata import version as v, PackageNotFoundError as E\n"
-    "for n in ('mcp', 'wrapt', 'fastmcp', 'fastmcp-slim', 'langchain-mcp-adapters',\n"
-    "          'opentelemetry-api', 'opentelemetry-sdk', 'opentelemetry-instrumentation'):\n"
+    "for n in ('mcp', 'wrapt', 'fastmcp', 'fastmcp-slim', 'langchain-mcp-adapters', 'langgraph',\n"
+    "          'opentelemetry-api', 'opentelemetry-sdk', 'opentelemetry-instrumentation',\n"
+    "          'openai-agents', 'pydantic-ai-slim', 'google-adk', 'strands-agents',\n"
+    "          'llama-index-tools-mcp', 'smolagents', 'mcpadapt', 'crewai-tools'):\n"
     "    try: print(n, v(n))\n"
     "    except E: pass"
 )
@@ -107,8 +116,7 @@ def mcp_oldest_1x(session: nox.Session) -> None:
 def mcp_latest_1x(session: nox.Session) -> None:
     """The latest mcp 1.x, the latest FastMCP on 1.x and LangChain's agents (langchain-mcp-adapters
     pins mcp < 2; its agent loop is langgraph's)."""
-    langchain = ["langchain-mcp-adapters == 0.3.2", "langgraph == 1.2.24"]
-    pins = ["mcp == 1.30.0", "fastmcp == 3.4.11", *langchain]
+    pins = ["mcp == 1.30.0", "fastmcp == 3.4.11", *LANGCHAIN_PINS]
     _cell(
         session, pins, [*TABLES, EXAMPLES], ("test_langchain_default.py", "test_langchain_sse.py")
     )
@@ -135,9 +143,10 @@ def otel_floor(session: nox.Session) -> None:
     _cell(session, pins, TABLES + SCENARIOS_2X + OTEL_FLOOR_CHECKS)
 
 
-#: The agent-framework cells (docs/frameworks.md): each installs one framework's newest release
-#: and runs its own agent loop against the reference servers (``tests/matrix/test_framework_*``;
-#: LangChain runs in ``mcp_latest_1x``). The mcp line is the framework's own pin.
+#: The agent-framework cells (docs/frameworks.md): each installs one framework's release the
+#: hooks were verified on (its ``==`` pins) and runs its own agent loop against the reference
+#: servers (``tests/matrix/test_framework_*``). The mcp line is the framework's own pin. LangChain
+#: runs in ``mcp_latest_1x``; ``langchain`` here is its newest cell only.
 FRAMEWORK_CELLS: dict[str, list[str]] = {
     "openai_agents": ["openai-agents == 0.24.0"],
     # it supports both SDK lines: the same module on mcp 1.x
@@ -150,25 +159,67 @@ FRAMEWORK_CELLS: dict[str, list[str]] = {
     "smolagents": ["smolagents[mcp] == 1.26.0", "mcpadapt == 0.1.19", "mcp < 2"],
     "crewai": ["crewai-tools[mcp] == 1.15.30"],
 }
-
-
+#: The framework modules of a cell when not ``test_framework_{name}.py``.
+CELL_MODULES = {"langchain": ["test_langchain_default.py", "test_langchain_sse.py"]}
+#: LangChain's pins as ``mcp_latest_1x`` has them (its newest cell swaps the ``==`` ones).
+LANGCHAIN_PINS = ["langchain-mcp-adapters == 0.3.2", "langgraph == 1.2.24"]
 EXAMPLE_CELLS = {"pydantic_ai", "openai_agents"}
+#: ``name[extras] == version``: a framework pin a newest cell swaps for the newest release.
+_PINNED = re.compile(r"([A-Za-z0-9._-]+)(\[[^\]]*\])? == \S+")
 
 
-def _framework_cell(name: str, pins: list[str]) -> None:
-    module = f"tests/matrix/test_framework_{name.removesuffix('_1x')}.py"
-    paths = [module, EXAMPLES] if name in EXAMPLE_CELLS else [module]
+def newest_release(distribution: str) -> str:
+    """The newest release of ``distribution`` the index offers this Python (what ``pip install``
+    picks unpinned, pre-releases left out), asked when the cell runs."""
+    done = subprocess.run(  # noqa: S603 - pip, with a distribution name of this file
+        [sys.executable, "-m", "pip", "index", "versions", "--json", distribution],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"pip index versions {distribution}: {done.stderr[-500:]}")
+    return str(json.loads(done.stdout)["latest"])
+
+
+def newest_pins(pins: list[str]) -> list[str]:
+    """``pins`` with every framework ``==`` pin moved to that framework's newest release; the
+    other requirements (a cell's SDK line, ``mcp < 2``) stay."""
+
+    def swap(pin: str) -> str:
+        found = _PINNED.fullmatch(pin)
+        if found is None:
+            return pin
+        return f"{found[1]}{found[2] or ''} == {newest_release(found[1])}"
+
+    return [swap(pin) for pin in pins]
+
+
+def _framework_cell(name: str, pins: list[str], *, newest: bool) -> None:
+    base = name.removesuffix("_1x")
+    own = CELL_MODULES.get(base, [f"test_framework_{base}.py"])
+    # every framework cell also checks its hooks' shapes on the real classes
+    modules = [f"tests/matrix/{m}" for m in [*own, "test_framework_shapes.py"]]
+    paths = [*modules, EXAMPLES] if name in EXAMPLE_CELLS else modules
 
     def cell(session: nox.Session) -> None:
-        _cell(session, pins, paths, (Path(module).name,))
+        chosen = newest_pins(pins) if newest else pins
+        _cell(session, chosen, paths, tuple(Path(m).name for m in modules))
 
-    cell.__doc__ = f"The {name.replace('_', '-')} agent loop on its newest release."
-    nox.session(python=PYTHON, name=f"framework_{name}")(cell)
+    which = "its newest release (asked of the index)" if newest else "its verified release"
+    cell.__doc__ = f"The {name.replace('_', '-')} agent loop on {which}."
+    session_name = f"framework_{name}_newest" if newest else f"framework_{name}"
+    tags = ["newest"] if newest else ["frameworks"]
+    nox.session(python=PYTHON, name=session_name, tags=tags, default=not newest)(cell)
 
 
 for _name, _pins in FRAMEWORK_CELLS.items():
-    _framework_cell(_name, _pins)
+    _framework_cell(_name, _pins, newest=False)
 nox.options.sessions += [f"framework_{name}" for name in FRAMEWORK_CELLS]
+for _name, _pins in {"langchain": LANGCHAIN_PINS, **FRAMEWORK_CELLS}.items():
+    _framework_cell(_name, _pins, newest=True)
 
 
 @nox.session(python=PYTHON)

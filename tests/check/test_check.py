@@ -66,7 +66,9 @@ def test_json_shape_of_a_healthy_call_on_the_typescript_reference_server(
         "notifications",
         "rediscovered",
         "discoveryStopped",
+        "approval",
     }
+    assert catalog["approval"] is None  # no approved catalog (--pins) given
     assert catalog["verdict"] == "converged"
     assert catalog["pages"] >= 1
     assert catalog["toolCount"] >= 10
@@ -89,6 +91,7 @@ def test_json_shape_of_a_healthy_call_on_the_typescript_reference_server(
         },
         "outcomeMethod": "not_required",
         "catalogVerdict": "converged",
+        "approval": None,
         "listed": True,
     }
     assert (report["verdict"], report["nextAction"]) == ("healthy", "none")

@@ -1,11 +1,12 @@
-"""``check --pins FILE``: the discovery judged against an approved catalog, drift exits 1 (issue 28).
+"""``check --pins FILE``: the discovery judged against an approved catalog; drift exits 1.
 
 Real servers whose catalog changed since it was pinned (``tests/integration/approval_servers.py``),
 over stdio and streamable HTTP, through the real CLI entry point. The check shows the approval in
 words and in ``--json``; a catalog that drifted is unhealthy (exit 1) even when it converged, an
-approved one exits 0; a pin file that cannot be read is a usage error naming it (exit 2). Without
+approved one exits 0; a pin file that cannot be opened is a usage error naming it (exit 2), one
+that cannot be parsed fails closed as in an agent (its warning on the check's stderr). Without
 ``--pins`` the instrumentation's own setting (``OTEL_INSTRUMENTATION_MCP_HEALTH_APPROVED_CATALOG``)
-applies, failing closed like an agent's.
+applies.
 """
 
 from __future__ import annotations
@@ -118,11 +119,17 @@ def test_without_pins_there_is_no_approval(monkeypatch: pytest.MonkeyPatch) -> N
     assert (result.code, result.json()["catalog"]["approval"]) == (0, None)
 
 
-def test_a_corrupt_pin_file_is_a_usage_error(tmp_path: Path) -> None:
+def test_a_corrupt_pin_file_fails_closed_and_a_missing_one_is_a_usage_error(
+    tmp_path: Path,
+) -> None:
     corrupt = tmp_path / "approved.toml"
     corrupt.write_text("[[server]\n", encoding="utf-8")
-    result = check("--pins", str(corrupt), *stdio("unchanged"))
-    assert result.code == 2
-    assert f"--pins {corrupt}: not an approved catalog" in result.err
+    result = check("--json", "--pins", str(corrupt), *stdio("unchanged"))
+    assert result.code == 1
+    approval = result.json()["catalog"]["approval"]
+    assert (approval["verdict"], approval["reason"]) == ("drifted", "pins_unreadable")
+    [warning] = [line for line in result.err.splitlines() if "approved catalog" in line]
+    assert str(corrupt) in warning
     missing = check("--pins", str(tmp_path / "absent.toml"), *stdio("unchanged"))
-    assert (missing.code, "cannot be read (FileNotFoundError)" in missing.err) == (2, True)
+    assert missing.code == 2
+    assert f"--pins {tmp_path / 'absent.toml'}: cannot be read (FileNotFoundError)" in missing.err

@@ -12,7 +12,9 @@ reads comes from that file. ``MODE`` is the ``mcp.Client`` mode (``legacy``: ``i
   ``get_tools()``, llama-index's ``BasicMCPClient``);
 * ``filter``: install a subset of the tools, as a framework's tool filter does (reported the way
   the framework hooks report it), then call;
-* ``urls``: one session per streamable HTTP server URL given (two same-named servers).
+* ``urls``: one session per streamable HTTP server URL given (two same-named servers);
+* ``stdio NAME CHANGE ...``: one stdio server process per change, all announcing ``NAME``;
+* ``rug_pull SCRIPT``: a server that adds a tool while the agent runs.
 
 Prints one JSON line per call: what the application got (text, ``isError``, or the exception
 class), so a test can show the application sees the same with and without pins.
@@ -29,6 +31,8 @@ from mcp import Client
 from tests.integration.approval_servers import ADDED_TOOL, CHANGES, build
 
 ARGUMENTS: dict[str, dict[str, Any]] = {
+    "trigger_change": {},
+    "added_tool": {},
     "read_file": {"path": "workspace/notes.txt"},
     "create_ticket": {"title": "t"},
     "lookup": {"q": "w"},
@@ -91,7 +95,43 @@ async def urls(mode: str, *bases: str) -> None:
             await _call(client, base, "read_file")
 
 
-SCENARIOS = {"changes": changes, "per_call": per_call, "filter": filtered, "urls": urls}
+async def stdio(mode: str, name: str, *changed: str) -> None:
+    """One stdio server process per change, each announcing the same ``name``."""
+    from mcp import StdioServerParameters
+
+    for change in changed:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "tests.integration.approval_servers", "stdio", change, name],
+        )
+        async with Client(params, mode=mode) as client:  # type: ignore[arg-type]
+            await client.list_tools()
+            await _call(client, change, "read_file")
+
+
+async def rug_pull(mode: str, server_script: str) -> None:
+    """A server that adds a tool while the agent runs (``changing_server.py``): list, call, let
+    it change, list again (after its ``list_changed``), call the new tool and an old one."""
+    from mcp import StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=[server_script, "stdio"])
+    async with Client(params, mode=mode) as client:  # type: ignore[arg-type]
+        await client.list_tools()
+        await _call(client, "changing", "create_ticket")
+        await _call(client, "changing", "trigger_change")
+        await client.list_tools()
+        await _call(client, "changing", "added_tool")
+        await _call(client, "changing", "create_ticket")
+
+
+SCENARIOS = {
+    "rug_pull": rug_pull,
+    "changes": changes,
+    "per_call": per_call,
+    "filter": filtered,
+    "urls": urls,
+    "stdio": stdio,
+}
 
 if __name__ == "__main__":
     anyio.run(SCENARIOS[sys.argv[1]], *sys.argv[2:])

@@ -164,7 +164,11 @@ def pins(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def changed(request: pytest.FixtureRequest, pins: Path) -> Run:
     run = run_agent(pins, "changes", request.param)
     assert run.returncode == 0, run.stderr
-    versions = {a.get(A.MCP_PROTOCOL_VERSION) for _, a in run.spans if A.SESSION_KEY in a}
+    versions = {
+        a.get(A.MCP_PROTOCOL_VERSION)
+        for name, a in run.spans
+        if A.SESSION_KEY in a and name.startswith(("tools/list", "tools/call"))
+    }
     assert (versions == {"2026-07-28"}) == (request.param == "auto"), versions
     return run
 
@@ -323,3 +327,52 @@ def test_two_same_named_servers_are_told_apart_by_port(tmp_path: Path) -> None:
     # Only the first server's entry: the second server (its port) is not pinned.
     second = {a[A.SERVER_PORT]: a for a in first_only.discoveries("approval-twin")}[ports[1]]
     assert approval(second)[:2] == ("unpinned", "no_matching_pins")
+
+
+def test_two_same_named_stdio_servers_share_one_label_and_one_entry(tmp_path: Path) -> None:
+    """A stdio server has no address or port: two different ones announcing one name share a
+    label, so the first matching entry judges both (docs/model.md#approval). Each keeps its own
+    discovery (they are two servers), so the one that differs from the entry reads drifted."""
+    entry = pin_server(reviewed(), name="approval-twin")
+    run = run_agent(
+        write_pins(tmp_path, [entry]),
+        "stdio",
+        "legacy",
+        "approval-twin",
+        "unchanged",
+        "description",
+    )
+    assert run.returncode == 0, run.stderr
+    found = [approval(a)[:2] for a in run.discoveries("approval-twin")]
+    assert found == [("approved", None), ("drifted", "material_change")]
+    assert [verdict(a) for a in run.calls("read_file")] == [PLAIN, STALE]
+
+
+CHANGING = ROOT / "tests" / "integration" / "changing_server.py"
+
+
+async def _listed_changing() -> list[dict[str, Any]]:
+    from mcp import StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=[str(CHANGING), "stdio"])
+    async with Client(params, mode="legacy") as client:
+        return wire((await client.list_tools()).tools)
+
+
+def test_a_tool_added_while_the_agent_runs_is_unapproved_from_the_next_discovery(
+    tmp_path: Path,
+) -> None:
+    """The rug pull at run time: the pinned catalog is approved until the server adds a tool and
+    announces it; the discovery after the signal reads drifted / tool_added, and a call of the new
+    tool stale_catalog / tool_unapproved while an old tool's call stays as it would be."""
+    entry = pin_server(anyio.run(_listed_changing), name="changing-server")
+    run = run_agent(write_pins(tmp_path, [entry]), "rug_pull", "legacy", str(CHANGING))
+    assert run.returncode == 0, run.stderr
+    first, second = run.discoveries("changing-server")
+    assert approval(first) == ("approved", None, 0, 0, 0, 0)
+    assert approval(second) == ("drifted", "tool_added", 0, 0, 1, 0)
+    assert second[A.CATALOG_APPROVAL_ADDED_TOOLS] == ["added_tool"]
+    assert verdict(run.call("added_tool")) == STALE
+    before, after = run.calls("create_ticket")
+    assert (before[A.CALL_APPROVAL], after[A.CALL_APPROVAL]) == ("approved", "approved")
+    assert verdict(after) == PLAIN

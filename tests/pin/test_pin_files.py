@@ -167,6 +167,10 @@ def test_verify_with_a_missing_pin_file_is_exit_2(tmp_path: Path) -> None:
             "give one source",
         ),
         (["--name", "s", "--tools-file", "T", "--accept"], "--accept applies to --update only"),
+        (["--header", "A=b", "--", "true"], "--header applies to --url only"),
+        (["--max-pages", "0", "--", "true"], "--max-pages expects a positive number"),
+        (["--timeout", "0", "--", "true"], "--timeout expects a positive number of seconds"),
+        (["--update", "--verify", "--tools-file", "T"], ""),  # argparse: on sys.stderr
         (["--name", "s", "--tools-file", "T", "--sha256", "0" * 64], "--sha256 applies to --mcpb"),
     ],
 )
@@ -185,3 +189,30 @@ def test_a_tools_file_that_is_not_a_catalog_is_exit_2(tmp_path: Path) -> None:
         result = pin("--pins", tmp_path / "p.toml", "--name", "s", "--tools-file", bad)
         assert result.code == 2, document
     assert not (tmp_path / "p.toml").exists()
+
+
+def test_a_symlinked_pin_file_is_updated_through_the_link_keeping_its_mode(tmp_path: Path) -> None:
+    real = tmp_path / "real.toml"
+    assert (
+        pin("--pins", real, "--name", "s", "--tools-file", tools_file(tmp_path, "base")).code == 0
+    )
+    real.chmod(0o640)
+    link = tmp_path / "link.toml"
+    link.symlink_to(real)
+    changed = tools_file(tmp_path, "title")
+    assert (
+        pin("--pins", link, "--update", "--accept", "--name", "s", "--tools-file", changed).code
+        == 0
+    )
+    assert link.is_symlink()
+    assert (real.stat().st_mode & 0o777) == 0o640
+    assert pin("--pins", real, "--verify", "--name", "s", "--tools-file", changed).code == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_one_page_of_a_paginated_tools_list_is_refused(tmp_path: Path) -> None:
+    page = tmp_path / "page.json"
+    page.write_text(json.dumps({"tools": catalog("base")[:2], "nextCursor": "2"}))
+    result = pin("--pins", tmp_path / "p.toml", "--name", "s", "--tools-file", page)
+    assert result.code == 2
+    assert "one page of a paginated tools/list" in result.err

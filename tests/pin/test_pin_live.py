@@ -11,7 +11,7 @@ import pytest
 
 from otel_mcp_health.core.pins import ServerLabel, parse_pins
 from tests.pin.pin_server import HOSTILE_NAMES, SERVER_NAME
-from tests.pin.pin_support import live, no_canary, pin
+from tests.pin.pin_support import live, no_canary, pin, tools_file
 
 
 @pytest.fixture(scope="module")
@@ -120,3 +120,38 @@ def test_an_unreachable_server_is_an_error_and_writes_nothing(tmp_path: Path) ->
     assert result.code == 2
     assert "nothing pinned" in result.err
     assert not path.exists()
+
+
+def test_a_new_entry_goes_before_a_catch_all_and_a_shadowed_one_is_refused(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "pins.toml"
+    catch_all = pin("--pins", path, "--name", "*", "--tools-file", tools_file(tmp_path, "title"))
+    assert catch_all.code == 0, catch_all.err
+    assert pin("--pins", path, *live("base")).code == 0
+    names = [s.name for s in parse_pins(path.read_text(encoding="utf-8")).servers]
+    assert names == ["pin[[]test][*]server", "*"]  # the specific entry first: it applies
+    assert pin("--pins", path, "--verify", *live("base")).code == 0
+
+    shadowed = tmp_path / "shadowed.toml"
+    glob = "pin?test?*server"  # matches the server, but not the new entry's own glob text
+    assert (
+        pin("--pins", shadowed, "--name", glob, "--tools-file", tools_file(tmp_path, "title")).code
+        == 0
+    )
+    before = shadowed.read_bytes()
+    result = pin("--pins", shadowed, *live("base"))
+    assert result.code == 2
+    assert f'the earlier entry server "{glob}" (address any, port any) matches this server' in (
+        result.err
+    )
+    assert shadowed.read_bytes() == before
+
+
+def test_both_protocol_eras_pin_the_same_catalog(tmp_path: Path) -> None:
+    # auto probes server/discover (2026-07-28) first; legacy is the initialize handshake
+    legacy, modern = tmp_path / "legacy.toml", tmp_path / "auto.toml"
+    assert pin("--pins", legacy, "--era", "legacy", *live("base")).code == 0
+    assert pin("--pins", modern, "--era", "auto", *live("base")).code == 0
+    assert legacy.read_bytes() == modern.read_bytes()
+    assert pin("--pins", legacy, "--verify", "--era", "auto", *live("base")).code == 0

@@ -146,3 +146,17 @@ def test_a_truncated_zip_is_exit_2(tmp_path: Path) -> None:
     assert result.code == 2
     assert "not a readable .mcpb" in result.err
     assert CANARY_DESCRIPTION not in result.err
+
+
+def test_a_manifest_tool_without_a_description_pins_its_name_only(tmp_path: Path) -> None:
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(manifest([{"name": "lookup"}])), encoding="utf-8")
+    pins = tmp_path / "pins.toml"
+    assert pin("--pins", pins, "--name", "b", "--mcpb", path).code == 0
+    (entry,) = parse_pins(pins.read_text(encoding="utf-8")).servers
+    assert [(t.name, set(t.members)) for t in entry.tools] == [("lookup", {"name"})]
+    live_tools = tmp_path / "live.json"
+    live_tools.write_text(json.dumps([catalog("description")[0]]), encoding="utf-8")
+    # nothing but the name was stated: any description reads approved
+    verify = pin("--pins", pins, "--verify", "--name", "b", "--tools-file", live_tools)
+    assert verify.code == 0

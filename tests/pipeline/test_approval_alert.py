@@ -8,7 +8,8 @@ and evaluates the bundled rules; a real Alertmanager routes by the bundled confi
 sink. ``McpCatalogChangedMaterially`` must fire at ``/catalog-reviewer`` for each server whose
 tools changed materially or gained a tool, and for none whose change is cosmetic (``title``), a
 removal, or nothing; the calls of the unapproved tools must not raise ``McpStaleCatalog``. After
-the changes are accepted (the pins rewritten from what the servers now serve) the alerts resolve.
+the changes are accepted (the pins rewritten from what the servers now serve) the alerts resolve;
+a corrupt pin file then fails closed: every server's alert, reason ``pins_unreadable``.
 No description, schema or pin-file path reaches Prometheus, the collector's metrics, an alert or
 a kept trace. Timings are shrunk as in ``test_end_to_end.py`` (``FAST``).
 """
@@ -59,6 +60,8 @@ SILENT = {
     server_name("unchanged"): "approved",
     "approval-unpinned": "unpinned",
 }
+#: Every server the agent discovers: with an unreadable pin file, each reads drifted.
+EVERY_SERVER = {server_name(change) for change in CHANGES} | {"approval-unpinned"}
 WAIT_S = 90.0
 #: Rule evaluations (1 s each in FAST) to let pass before calling an alert absent.
 SETTLE_S = 6.0
@@ -81,6 +84,8 @@ class Run:
     collector_metrics: str = ""
     traces_text: str = ""
     agent_logs: str = ""
+    unreadable: list[Notification] = field(default_factory=list)
+    corrupt_log: str = ""
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -145,6 +150,16 @@ def _servers(stack_: Stack, status: str) -> set[str]:
         n.labels.get("mcp_health_server_name", "")
         for n in stack_.sink.snapshot()
         if n.alertname == ALERT and n.status == status
+    }
+
+
+def _unreadable(notes: list[Notification]) -> set[str]:
+    return {
+        n.labels.get("mcp_health_server_name", "")
+        for n in notes
+        if n.alertname == ALERT
+        and n.status == "firing"
+        and n.labels.get("mcp_health_catalog_approval_reason") == "pins_unreadable"
     }
 
 
@@ -215,6 +230,22 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         result.all_notifications = notes
         result.firing = [n for n in notes if n.status == "firing"]
         result.resolved = [n for n in notes if n.status == "resolved"]
+        # The pin file gets corrupted: every server the agent discovers reads drifted (fail
+        # closed), the reviewer hears it, and the file's path stays on the local stderr.
+        corrupt = workdir / "corrupt" / CANARY_PIN_PATH / "approved-catalog.toml"
+        corrupt.parent.mkdir(parents=True)
+        corrupt.write_text('format = "otel-mcp-health/pins/1"\n[[server]\n', encoding="utf-8")
+        _agent(stack_, corrupt, "agent-corrupt")
+        _wait_for(
+            f"{ALERT} with reason pins_unreadable for every server",
+            lambda: _unreadable(stack_.sink.snapshot()) >= EVERY_SERVER,
+            stack_,
+        )
+        result.timings["unreadable_firing_s"] = time.monotonic() - started
+        result.unreadable = [
+            n for n in stack_.sink.snapshot()[len(notes) :] if n.alertname == ALERT
+        ]
+        result.corrupt_log = (stack_.workdir / "agent-corrupt.log").read_text()
         result.series_text = http_get(
             f"{stack_.prometheus_url}/api/v1/series?match[]=%7B__name__%3D~%22.%2B%22%7D"
         ).decode()
@@ -228,7 +259,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         result.traces_text = stack_.traces_file.read_text()
         result.agent_logs = "".join(
             (stack_.workdir / f"{name}.log").read_text()
-            for name in ("agent-drifted", "agent-accepted")
+            for name in ("agent-drifted", "agent-accepted", "agent-corrupt")
         )
         result.timings["total_s"] = time.monotonic() - started
         print(f"\napproval pipeline timings: {result.timings}")
@@ -341,9 +372,19 @@ def test_no_description_schema_or_pin_path_leaves_the_process(run: Run) -> None:
         "prometheus series": run.series_text,
         "collector metrics": run.collector_metrics,
         "kept traces": run.traces_text,
-        "alerts": json.dumps([[n.labels, n.annotations] for n in run.all_notifications]),
+        "alerts": json.dumps(
+            [[n.labels, n.annotations] for n in (*run.all_notifications, *run.unreadable)]
+        ),
     }
     assert "mcp_health_catalog_approvals_total" in run.collector_metrics
     for where, text in exported.items():
         for canary in CANARIES:
             assert canary not in text, (where, canary)
+
+
+def test_an_unreadable_pin_file_fails_closed_and_reaches_the_reviewer(run: Run) -> None:
+    assert _unreadable(run.unreadable) == EVERY_SERVER
+    assert {n.receiver_path for n in run.unreadable} == {RECEIVER}
+    # One warning, on the agent's own stderr, names the file; nothing exported does (below).
+    warnings = [line for line in run.corrupt_log.splitlines() if CANARY_PIN_PATH in line]
+    assert len(warnings) == 1, run.corrupt_log[-3000:]

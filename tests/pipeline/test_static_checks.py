@@ -208,7 +208,7 @@ def test_a_catalog_change_reaches_its_reviewer_not_the_stale_catalog_owner() -> 
     assert f"{approvals}_total" in text
     approval = _prometheus_label(A.CATALOG_APPROVAL)
     assert f'{approval}="{ApprovalVerdict.DRIFTED}"' in drift
-    assert ApprovalVerdict.APPROVED not in drift
+    assert f'"{ApprovalVerdict.APPROVED}"' not in drift  # (tool_unapproved calls are selected)
     unapproved = {Reason.TOOL_UNAPPROVED.value, Reason.PINS_UNREADABLE.value}
     excluded = re.search(r'mcp_health_reason!~"([^"]+)"', rules["McpStaleCatalog"])
     assert excluded

@@ -14,6 +14,7 @@ from typing import Any
 from tests.support.processor_helpers import Pipeline, SessionSpans
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health.core.bounds import MAX_LABEL_VALUES, MAX_NAME_LENGTH, OVERFLOW
 from otel_mcp_health.core.vocabulary import ApprovalReason, ApprovalVerdict
 
 DESCRIPTION_CANARY = "canary-approval-description-5d1e07"
@@ -155,3 +156,19 @@ def test_a_session_without_a_network_server_counts_under_its_announced_name(
     (point,) = _points(pipeline)
     assert point[A.SERVER_NAME] == "reviewed-docs"
     assert A.SERVER_ADDRESS not in point
+
+
+def test_server_labels_take_a_bounded_number_of_values(pipeline: Pipeline) -> None:
+    """Server names are server-chosen: capped, and beyond the budget folded into the overflow
+    value, like every open label of the processor's counters (docs/attributes.md#bounds)."""
+    drifted = _approval(ApprovalVerdict.DRIFTED, ApprovalReason.TOOL_ADDED, added=["upload"])
+    servers = MAX_LABEL_VALUES + 20
+    for i in range(servers):
+        spans = SessionSpans(pipeline.tracer, key=f"s{i}", network=None)
+        spans.handshake(**{A.SERVER_NAME: f"server-{i}-" + "x" * 300})
+        spans.traversal([(None, None)], start=-10, **drifted)
+    counts = pipeline.counts(A.METRIC_CATALOG_APPROVALS, A.SERVER_NAME)
+    assert len(counts) == MAX_LABEL_VALUES + 1
+    assert counts[OVERFLOW] == 20
+    assert sum(counts.values()) == servers
+    assert max(len(name) for name in counts) <= MAX_NAME_LENGTH

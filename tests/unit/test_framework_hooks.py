@@ -79,7 +79,7 @@ def test_an_unsupported_version_is_one_warning_and_no_hook(
     assert installed() == ()
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1
-    assert f"{NAME} 3.0 is outside the supported range" in warnings[0]
+    assert f"{NAME} 3.0: outside the range its hooks support (>=1, <2)" in warnings[0]
 
 
 def test_a_missing_hook_point_is_one_warning_and_no_hook(
@@ -93,8 +93,9 @@ def test_a_missing_hook_point_is_one_warning_and_no_hook(
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warnings == [
         (
-            f"otel-mcp-health: {NAME} 1.0 lacks {NAME}.tools.install; the tools it "
-            "installs are not recorded."
+            f"otel-mcp-health: {NAME} 1.0: {NAME}.tools.install is missing; the tools it "
+            "installs are not recorded (the catalog is judged on the discovery result) and calls "
+            "are never judged healthy (mcp_health.evidence.missing: framework_install)."
         )
     ]
 

@@ -441,3 +441,66 @@ def test_codec_escapes_what_a_reviewer_cannot_see() -> None:
     assert pin_codec.toml_string("a\u202eb\u200dc") == '"a\\u202Eb\\u200Dc"'
     assert pin_codec.toml_string("\U000e0041") == '"\\U000E0041"'
     assert pin_codec.toml_string('"]#\\') == '"\\"]#\\\\"'
+
+
+def test_the_documented_pin_file_is_exact() -> None:
+    """docs/evidence-format.md#pin-file: its example is what the writer makes of its tool."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "evidence-format.md").read_text("utf-8")
+    section = doc[doc.index("## Pin file") :]
+    tool = json.loads(section.split("```json tool\n", 1)[1].split("```", 1)[0])
+    text = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    assert parse_pins(text).servers[0].tools[0].members == _reference(tool)["members"]
+    server = pin_server([tool], name="github", address="*.example.com", port=443, source="live")
+    assert render_pins(PinFile((server,))) == text
+
+
+def _inline(value: Any) -> str:
+    """A minimal TOML writer for the structured fuzz (inline tables and arrays only)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return pin_codec.toml_string(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_inline, value)) + "]"
+    return (
+        "{"
+        + ", ".join(f"{pin_codec.toml_string(k)} = {_inline(v)}" for k, v in value.items())
+        + "}"
+    )
+
+
+_KEYS = st.sampled_from(
+    [
+        *("format", "projection", "server", "tool", "address", "port", "source", "digest"),
+        *("members", *PROJECTED_MEMBERS, "icons", ""),
+    ]
+)
+_LEAVES = st.one_of(
+    st.sampled_from([PINS_FORMAT, "v1", DIGEST, ABSENT, "s", "", "sha256:00"]),
+    st.integers(-5, 5),
+    st.booleans(),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+)
+_SHAPES = st.recursive(
+    _LEAVES,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=4),
+    max_leaves=16,
+)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(_KEYS, _SHAPES, max_size=4), st.booleans())
+def test_parse_raises_only_pins_error_on_any_toml_shape(
+    document: dict[str, Any], valid_head: bool
+) -> None:
+    """Valid TOML of random shapes over the real keys: a PinFile that re-renders, or PinsError."""
+    if valid_head:
+        document = {"format": PINS_FORMAT, "projection": "v1"} | document
+    text = "".join(f"{pin_codec.toml_string(k)} = {_inline(v)}\n" for k, v in document.items())
+    try:
+        parsed = parse_pins(text)
+    except PinsError:
+        return
+    assert parse_pins(render_pins(parsed)) == parsed

@@ -8,14 +8,15 @@ checks, an optional ``--watch`` for ``list_changed``, an optional ``--call``) an
 verdicts back from the judged spans. See docs/check.md.
 
 Exit codes: ``0`` healthy (with a call) or converged (without one), ``1`` any other verdict or a
-catalog that drifted from its approved catalog (``--pins``), ``2`` a usage error or a missing MCP
-SDK. This module imports nothing optional.
+catalog that drifted from its approved catalog (``--pins``), ``2`` a usage error (a ``--pins``
+file that cannot be opened) or a missing MCP SDK. This module imports nothing optional.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import warnings
 from typing import TextIO
 
 from otel_mcp_health import OutcomePolicy
@@ -230,9 +231,18 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_USAGE
     progress = _progress(err)
     built = _pipeline.build(otlp=options.otlp, service_name=_pipeline.SERVICE_NAME)
-    with _pipeline.instrumented(built, approved_catalog=options.pins) as pipeline:
-        facts = _driver.drive(options, progress)
-        report = _report.build(pipeline.spans(), facts, options)
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        with _pipeline.instrumented(built, approved_catalog=options.pins) as pipeline:
+            facts = _driver.drive(options, progress)
+            report = _report.build(pipeline.spans(), facts, options)
     progress.clear()
+    for warning in warned:  # ours (a pin file that cannot be parsed fails closed) go to err
+        if str(warning.message).startswith("mcp_health:"):
+            err.write(f"otel-mcp-health check: {warning.message}\n")
+        else:
+            warnings.showwarning(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
     out.write(json.dumps(report) + "\n" if args.json else _words.render(report))
     return _report.exit_code(report)

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import re
 import urllib.parse
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final, Literal
 
 from otel_mcp_health import OutcomePolicy, OutcomePolicyError
-from otel_mcp_health.core.pins import PinsError, parse_pins
 
 #: Default bound of the whole check (handshake, discovery, watch and call), in seconds.
 DEFAULT_TIMEOUT_S: Final = 30.0
@@ -183,15 +182,12 @@ def positive(name: str, value: float) -> float:
 
 
 def parse_pins_option(path: str | None) -> str | None:
-    """``--pins FILE`` when it is a readable approved catalog (else a usage error naming the file
-    and why, never its contents): a check is asked for, so a bad file is not failed closed."""
+    """``--pins FILE`` when the file can be opened (else a usage error naming it and why). Its
+    contents are the instrumentation's to judge: a corrupt file fails closed, as in an agent."""
     if path is None:
         return None
-    try:
-        with Path(path).open(encoding="utf-8") as handle:
-            parse_pins(handle.read())
-    except PinsError as exc:
-        raise UsageError(f"--pins {path}: not an approved catalog ({exc.reason})") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    try:  # non-blocking: a FIFO or a device must not hang the check before its --timeout runs
+        os.close(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)))
+    except OSError as exc:
         raise UsageError(f"--pins {path}: cannot be read ({type(exc).__name__})") from None
     return path

@@ -210,6 +210,13 @@ def drifted(report: Mapping[str, Any]) -> bool:
     return approval is not None and approval["verdict"] == ApprovalVerdict.DRIFTED.value
 
 
+def unapproved(report: Mapping[str, Any]) -> bool:
+    """With ``--pins``: the discovery is not approved (drifted, or no entry matches its label,
+    as ``pin --verify`` judges it: a server that announces another name, or none, is not green)."""
+    approval = report["catalog"].get("approval")
+    return approval is not None and approval["verdict"] != ApprovalVerdict.APPROVED.value
+
+
 def exit_code(report: Mapping[str, Any]) -> int:
-    """``0`` healthy or converged (and not drifted from the approved catalog), else ``1``."""
-    return 0 if report["verdict"] in GREEN and not drifted(report) else 1
+    """``0`` healthy or converged (and approved, with ``--pins``), else ``1``."""
+    return 0 if report["verdict"] in GREEN and not unapproved(report) else 1

@@ -34,6 +34,8 @@ REASON_DUPLICATE_TOOL: Final = "pins_duplicate_tool"
 REASON_DUPLICATE_SERVER: Final = "pins_duplicate_server"
 REASON_UNREPRESENTABLE: Final = "pins_unrepresentable"
 
+#: The largest pin file read (a pin is ~700 bytes per tool: 10,000 tools stay far below it).
+MAX_PIN_FILE_BYTES: Final = 16 * 1024 * 1024
 HEADER: Final = (
     "# otel-mcp-health approved catalog: digests and names only, review changes in pull requests."
 )

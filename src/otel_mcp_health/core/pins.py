@@ -146,19 +146,35 @@ class PinFile:
 
     def upsert(self, server: ServerPins) -> PinFile:
         """This file with ``server`` replacing the entry of the same :attr:`ServerPins.key` in
-        place, else inserted before the first entry whose key sorts after it or whose globs
-        match its own (which would shadow it: the first match wins)."""
+        place, else inserted after every entry its globs would shadow (they keep the servers
+        they judge: the first match wins), then before the first entry whose key sorts after
+        it or whose globs match its own (which would shadow it)."""
         servers = list(self.servers)
         for index, old in enumerate(servers):
             if old.key == server.key:
                 servers[index] = server
                 return PinFile(tuple(servers))
+        low = max((i + 1 for i, old in enumerate(servers) if server.shadows(old)), default=0)
         at = next(
-            (i for i, old in enumerate(servers) if old.key > server.key or old.shadows(server)),
+            (
+                i
+                for i, old in enumerate(servers)
+                if i >= low and (old.key > server.key or old.shadows(server))
+            ),
             len(servers),
         )
         servers.insert(at, server)
         return PinFile(tuple(servers))
+
+    def takeovers(self, server: ServerPins) -> tuple[ServerPins, ...]:
+        """The other entries whose own labels (globs read literally) ``server`` matches first
+        in this file: entries it would silently take over, or that would take it over."""
+        found = []
+        for entry in self.servers:
+            first = next((e for e in self.servers if e is entry or e.shadows(entry)), entry)
+            if (entry.key == server.key) != (first.key == server.key):
+                found.append(entry if entry.key != server.key else first)
+        return tuple(found)
 
 
 def pin_server(

@@ -56,6 +56,6 @@ def _report(adapter: Any) -> None:
 
 CREWAI_TOOLS = Framework(
     distribution="crewai-tools",
-    supported=">=1.15, <1.16",
+    supported=">=1.15",
     patches=(Patch("crewai_tools.adapters.mcp_adapter", "MCPServerAdapter.start", _start),),
 )

@@ -66,6 +66,6 @@ def _pooled_session(toolset: Any) -> Any:
 
 GOOGLE_ADK = Framework(
     distribution="google-adk",
-    supported=">=2.13, <2.14",
+    supported=">=2.13",
     patches=(Patch("google.adk.tools.mcp_tool.mcp_toolset", "McpToolset.get_tools", _get_tools),),
 )

@@ -1,15 +1,23 @@
 """Post-import hooks that wrap an agent framework's install point (private).
 
-A :class:`Framework` names its distribution, the PEP 440 range of it that its hooks support and
-its :class:`Patch` es. :func:`install` registers one post-import hook per patched module; when
-that module is imported (or at once, if it already is) the framework's version is checked, every
-hook point resolved, and only then is anything wrapped. wrapt cannot unregister a post-import
+A :class:`Framework` names its distribution, the oldest release its hooks were verified on (a
+PEP 440 range open upward: a new release is judged by its shape, not its number) and its
+:class:`Patch` es. :func:`install` registers one post-import hook per patched module; when that
+module is imported (or at once, if it already is) the framework's version is checked against the
+floor, every hook point of the module is checked for the shape its hook relies on
+(:mod:`._shape`: present, a coroutine function exactly when the hook awaits it, the parameters
+it reads), and only then is anything wrapped. A framework that fails either check is not hooked
+at all (what was wrapped of it in another module is unwrapped): one warning naming the
+framework, its version and each hook point's problem, and ``framework_install`` in
+``mcp_health.evidence.missing`` on the calls from then on, so none is judged ``healthy``
+(docs/frameworks.md). The framework itself runs untouched. wrapt cannot unregister a post-import
 hook, so a hook that fires while uninstrumented does nothing (a module already imported is
 handled at once); :func:`uninstall` unwraps what was wrapped.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 from collections.abc import Callable, Mapping
@@ -22,6 +30,8 @@ import wrapt
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from otel_mcp_health.frameworks._shape import mismatch
+
 _logger = logging.getLogger(__name__)
 
 #: ``wrapper(wrapped, instance, args, kwargs)``, as wrapt calls it.
@@ -30,11 +40,20 @@ Wrapper = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Any]
 
 @dataclass(frozen=True, slots=True)
 class Patch:
-    """One attribute to wrap: ``module`` (imported by name) and a dotted ``name`` in it."""
+    """One attribute to wrap: ``module`` (imported by name) and a dotted ``name`` in it.
+
+    ``reads``: the leading parameters (after ``self`` / ``cls``) the wrapper reads, by position
+    or by name; the hook point must still take them, in that order.
+    """
 
     module: str
     name: str
     wrapper: Wrapper
+    reads: tuple[str, ...] = ()
+
+    def mismatch(self) -> str | None:
+        """What about the hook point breaks this hook (None: the expected shape)."""
+        return mismatch(self.module, self.name, self.wrapper, self.reads)
 
 
 def in_module(module: str, wrappers: Mapping[str, Wrapper]) -> tuple[Patch, ...]:
@@ -64,6 +83,12 @@ _WRAPPED: list[Patch] = []
 #: (distribution, module) pairs already handled, and each distribution's installed version.
 _DONE: set[tuple[str, str]] = set()
 _VERSIONS: dict[str, Version] = {}
+#: Distributions found below the floor or with a hook point of another shape: never hooked.
+_REFUSED: set[str] = set()
+#: The refusals already said (distribution, version, why): kept across uninstall.
+_SAID: set[tuple[str, str, str]] = set()
+#: The ``mcp_health.evidence.missing`` name of what a refused framework's hooks would record.
+FRAMEWORK_INSTALL = "framework_install"
 
 
 def install(frameworks: tuple[Framework, ...]) -> None:
@@ -72,10 +97,25 @@ def install(frameworks: tuple[Framework, ...]) -> None:
     for framework in frameworks:
         for module in framework.modules():
             if module in sys.modules:
-                _on_import(sys.modules[module])
+                _on_import(_settled(module))
             elif module not in _PENDING:
                 _PENDING.add(module)
                 wrapt.register_post_import_hook(_on_import, module)
+
+
+def _settled(name: str) -> ModuleType:
+    """The module ``name`` once its import has finished: a module is in ``sys.modules`` from
+    the moment another thread starts executing it, and a half-built module's hook points look
+    missing (the framework would be refused for the process). ``import_module`` waits on the
+    module's import lock; in the thread that is importing it, it returns at once (and on an
+    import deadlock the module is taken as it is)."""
+    module = sys.modules[name]
+    if getattr(getattr(module, "__spec__", None), "_initializing", False):
+        try:
+            return importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the other thread's import error is its own
+            return module
+    return module
 
 
 def _on_import(module: ModuleType) -> None:
@@ -90,51 +130,63 @@ def _on_import(module: ModuleType) -> None:
 
 
 def _wrap(framework: Framework, module: str) -> None:
-    if (framework.distribution, module) in _DONE:
+    if (framework.distribution, module) in _DONE or framework.distribution in _REFUSED:
         return
     _DONE.add((framework.distribution, module))
     patches = [p for p in framework.patches if p.module == module]
-    missing = [p for p in patches if not _resolves(p)]
-    if missing:
-        _logger.warning(
-            "otel-mcp-health: %s %s lacks %s; the tools it installs are not recorded.",
-            framework.distribution,
-            _VERSIONS.get(framework.distribution),
-            ", ".join(f"{p.module}.{p.name}" for p in missing),
-        )
+    problems = [(p, problem) for p in patches if (problem := p.mismatch()) is not None]
+    if problems:
+        described = "; ".join(f"{p.module}.{p.name} {problem}" for p, problem in problems)
+        _refuse(framework, described)
         return
     for patch in patches:
         wrapt.wrap_function_wrapper(patch.module, patch.name, patch.wrapper)
         _WRAPPED.append(patch)
 
 
+def _refuse(framework: Framework, why: str) -> None:
+    """Hook nothing of ``framework`` (unwrap what another module's hooks wrapped: a partial
+    hook would record a wrong install), say so once and mark its evidence missing."""
+    _REFUSED.add(framework.distribution)
+    for patch in [p for p in _WRAPPED if p in framework.patches]:
+        _WRAPPED.remove(patch)
+        _unwrap(patch)
+    said = (framework.distribution, str(_VERSIONS.get(framework.distribution)), why)
+    if said not in _SAID:  # instrumenting again refuses again, silently: one warning a process
+        _SAID.add(said)
+        _logger.warning(
+            "otel-mcp-health: %s %s: %s; the tools it installs are not recorded (the catalog is "
+            "judged on the discovery result) and calls are never judged healthy "
+            "(mcp_health.evidence.missing: %s).",
+            *said,
+            FRAMEWORK_INSTALL,
+        )
+    _evidence_missing()
+
+
+def _evidence_missing() -> None:
+    """Add ``framework_install`` to the evidence the active instrumentation lacks: every call
+    span from then on names it in ``mcp_health.evidence.missing``, as a missing SDK hook does."""
+    from otel_mcp_health.instrumentation import _state
+
+    telemetry = _state.TELEMETRY
+    if telemetry is not None and FRAMEWORK_INSTALL not in telemetry.missing_evidence:
+        telemetry.missing_evidence = (*telemetry.missing_evidence, FRAMEWORK_INSTALL)
+
+
 def _supported(framework: Framework) -> bool:
-    """Whether the installed release is in the hooks' range (one warning when it is not)."""
-    known = _VERSIONS.get(framework.distribution)
-    if known is None:
+    """Whether the installed release is at or above the hooks' floor (when it is not: refused,
+    one warning); a release that is not installed (or unreadable) is skipped silently."""
+    if framework.distribution in _REFUSED:
+        return False
+    if framework.distribution not in _VERSIONS:
         try:
             found = Version(version(framework.distribution))
         except (PackageNotFoundError, InvalidVersion):
             return False
-        known = _VERSIONS[framework.distribution] = found
+        _VERSIONS[framework.distribution] = found
         if found not in SpecifierSet(framework.supported, prereleases=True):
-            _logger.warning(
-                "otel-mcp-health: %s %s is outside the supported range %s; the tools it installs "
-                "are not recorded (its catalogs are judged on the discovery result).",
-                framework.distribution,
-                found,
-                framework.supported,
-            )
-    return known in SpecifierSet(framework.supported, prereleases=True)
-
-
-def _resolves(patch: Patch) -> bool:
-    owner: object = sys.modules.get(patch.module)
-    if owner is None:
-        return False
-    for part in patch.name.split("."):
-        owner = getattr(owner, part, None)
-        if owner is None:
+            _refuse(framework, f"outside the range its hooks support ({framework.supported})")
             return False
     return True
 
@@ -149,6 +201,7 @@ def uninstall() -> None:
     _ACTIVE.clear()
     _DONE.clear()
     _VERSIONS.clear()
+    _REFUSED.clear()
     while _WRAPPED:
         _unwrap(_WRAPPED.pop())
 

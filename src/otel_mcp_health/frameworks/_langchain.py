@@ -44,11 +44,11 @@ def _convert(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[st
 _TOOLS = "langchain_mcp_adapters.tools"
 LANGCHAIN = Framework(
     distribution="langchain-mcp-adapters",
-    supported=">=0.3, <0.4",
+    supported=">=0.3",
     patches=(
-        Patch(_TOOLS, "load_mcp_tools", _load_mcp_tools),
-        Patch(_TOOLS, "convert_mcp_tool_to_langchain_tool", _convert),
+        Patch(_TOOLS, "load_mcp_tools", _load_mcp_tools, ("session",)),
+        Patch(_TOOLS, "convert_mcp_tool_to_langchain_tool", _convert, ("session", "tool")),
         # ``MultiServerMCPClient`` calls the name it imported
-        Patch("langchain_mcp_adapters.client", "load_mcp_tools", _load_mcp_tools),
+        Patch("langchain_mcp_adapters.client", "load_mcp_tools", _load_mcp_tools, ("session",)),
     ),
 )

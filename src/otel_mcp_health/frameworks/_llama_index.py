@@ -53,7 +53,7 @@ def _report(spec: Any, fetched: list[Any], listing: Any) -> None:
 
 LLAMA_INDEX = Framework(
     distribution="llama-index-tools-mcp",
-    supported=">=0.6, <0.7",
+    supported=">=0.6",
     patches=in_module(
         "llama_index.tools.mcp.base",
         {

@@ -56,6 +56,6 @@ _atools = after_await(_report)
 
 MCPADAPT = Framework(
     distribution="mcpadapt",
-    supported=">=0.1.19, <0.2",
+    supported=">=0.1.19",
     patches=in_module("mcpadapt.core", {"MCPAdapt.tools": _tools, "MCPAdapt.atools": _atools}),
 )

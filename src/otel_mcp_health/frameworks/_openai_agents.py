@@ -49,6 +49,13 @@ _convert = after_call(_report)
 
 OPENAI_AGENTS = Framework(
     distribution="openai-agents",
-    supported=">=0.24, <0.25",
-    patches=(Patch("agents.mcp.util", "MCPUtil._convert_mcp_tools_to_function_tools", _convert),),
+    supported=">=0.24",
+    patches=(
+        Patch(
+            "agents.mcp.util",
+            "MCPUtil._convert_mcp_tools_to_function_tools",
+            _convert,
+            ("tools", "server"),
+        ),
+    ),
 )

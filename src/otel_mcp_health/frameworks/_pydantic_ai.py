@@ -208,7 +208,7 @@ def _report(listed: _Listed, names: frozenset[str]) -> None:
 
 PYDANTIC_AI = Framework(
     distribution="pydantic-ai-slim",
-    supported=">=2.68, <3",
+    supported=">=2.68",
     patches=(
         *in_module(
             "pydantic_ai.mcp",

@@ -89,6 +89,8 @@ _process_tools = after_call(_report)
 
 STRANDS = Framework(
     distribution="strands-agents",
-    supported=">=1.62, <2",
-    patches=(Patch("strands.tools.registry", "ToolRegistry.process_tools", _process_tools),),
+    supported=">=1.62",
+    patches=(
+        Patch("strands.tools.registry", "ToolRegistry.process_tools", _process_tools, ("tools",)),
+    ),
 )

@@ -36,6 +36,8 @@ on entry, so sessions opened earlier are not fully observed)::
     McpHealthInstrumentor().uninstrument()   # exact inverse; instrument() again works
 
 Both providers are optional (the global ones are used). ``instrument()`` twice is a no-op.
+``approved_catalog=PATH`` (or ``OTEL_INSTRUMENTATION_MCP_HEALTH_APPROVED_CATALOG``) judges every
+complete discovery against a pin file read once, here (docs/model.md#approval).
 
 What is recorded
 ----------------
@@ -47,12 +49,14 @@ What is recorded
   ``tools`` / ``tools.listChanged`` capabilities, server name and version;
 * ``tools/list`` pages: page index, keyed hashes of the cursor and ``nextCursor``, tool count, page
   digest, ``mcp_health.evidence.origin`` (``internal`` for lists the SDK sends by itself inside
-  ``call_tool``); on the last page of an unbroken traversal the whole catalog's digest and size;
+  ``call_tool``); on the last page of an unbroken traversal the whole catalog's digest and size
+  and, with an approved catalog, its approval (names and counts only);
 * ``tools/call``: ``gen_ai.tool.name``, ``error.type`` (JSON-RPC code, ``tool_error``, ``timeout``,
   a transport outcome, an HTTP status, or an exception class), transport outcome and whether the
   request was written, HTTP status, the ``WWW-Authenticate`` error code and required scope names,
   ``isError``, timeout and deadline, output-schema verdict, ``readOnlyHint``, and the call-time
-  contract check against the last discovery (unknown tool / missing required argument *names*);
+  contract check against the last discovery (unknown tool / missing required argument *names*)
+  and, with an approved catalog, whether the called tool is approved;
 * progress notifications: one ``mcp_health.progress`` event per notification (value, total, token
   match; never the message);
 * ``notifications/tools/list_changed``: a SERVER span at its arrival;

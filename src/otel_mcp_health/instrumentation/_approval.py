@@ -17,14 +17,19 @@ the local stderr and never in an exported span, metric or OTLP log), and every d
 from __future__ import annotations
 
 import logging
+import os
+import stat
+import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from otel_mcp_health.core.approval import UNREADABLE_PINS, Approval, judge_approval
+from otel_mcp_health.core.approval import UNREADABLE_PINS, Approval, ToolChange, judge_approval
+from otel_mcp_health.core.pin_codec import MAX_PIN_FILE_BYTES
 from otel_mcp_health.core.pins import PinFile, PinsError, ServerLabel, parse_pins
+from otel_mcp_health.core.vocabulary import ApprovalReason, ApprovalVerdict, ChangeKind
+from otel_mcp_health.instrumentation import _servers
 from otel_mcp_health.instrumentation._state import SessionState
 
 _logger = logging.getLogger(__name__)
@@ -42,27 +47,55 @@ class Pins:
     file: PinFile | None
 
 
+def read_pin_text(path: str) -> str:
+    """The text of the pin file: a regular file of at most ``MAX_PIN_FILE_BYTES``, opened without
+    blocking so that a FIFO, a socket or a device never stalls the host at start-up (nor fills
+    its memory); else ``PinsError`` (``pins_not_a_file``, ``pins_too_large``), OSError or
+    UnicodeDecodeError."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise PinsError("pins_not_a_file", "not a regular file")
+        data = handle.read(MAX_PIN_FILE_BYTES + 1)
+    if len(data) > MAX_PIN_FILE_BYTES:
+        raise PinsError("pins_too_large", f"larger than {MAX_PIN_FILE_BYTES} bytes")
+    return data.decode("utf-8")
+
+
 def load(path: str) -> Pins:
     """The pins of ``path``; a file that cannot be read or parsed is one warning naming it (the
     reason is a code or an exception class, never the file's contents) and fails closed."""
     try:
-        with Path(path).open(encoding="utf-8") as handle:
-            return Pins(parse_pins(handle.read()))
+        return Pins(parse_pins(read_pin_text(path)))
     except PinsError as exc:
         why = exc.reason
     except Exception as exc:  # noqa: BLE001 - never break the host at start-up; a message may quote the file
         why = type(exc).__name__
     try:
-        warnings.warn(
+        _warn_locally(
             f"mcp_health: approved catalog {path} is unreadable ({why}); every catalog "
             "discovered reads drifted / pins_unreadable and every call stale_catalog until it is "
-            "fixed (check it with: otel-mcp-health pin --verify)",
-            ApprovedCatalogWarning,
-            stacklevel=2,
+            "fixed (check it with: otel-mcp-health pin --verify)"
         )
     except Exception:
         _logger.debug("approved catalog warning failed", exc_info=True)
     return Pins(None)
+
+
+#: The lines :func:`_warn_locally` wrote to stderr itself.
+_WRITTEN: set[str] = set()
+
+
+def _warn_locally(message: str) -> None:
+    """A Python warning on the local stderr. When the application routed warnings into logging
+    (``logging.captureWarnings(True)``), a warning would become a log record that an OTLP log
+    handler exports with the file's path: then the line goes to stderr directly."""
+    if warnings.showwarning is not getattr(warnings, "_showwarning_orig", warnings.showwarning):
+        if message not in _WRITTEN:  # once per process, as the default warnings filter does
+            _WRITTEN.add(message)
+            sys.stderr.write(f"{ApprovedCatalogWarning.__name__}: {message}\n")
+        return
+    warnings.warn(message, ApprovedCatalogWarning, stacklevel=3)
 
 
 def label(state: SessionState) -> ServerLabel:
@@ -70,13 +103,47 @@ def label(state: SessionState) -> ServerLabel:
     return ServerLabel(name=state.server_name, address=state.server_address, port=state.server_port)
 
 
-def judge(pins: Pins, state: SessionState, tools: Sequence[Mapping[str, Any]]) -> Approval | None:
-    """The approval of a complete discovery of the session's server (``None``: the tools could
-    not be compared, a digest error: the catalog itself is already unverifiable)."""
+def judge(pins: Pins, state: SessionState, tools: Sequence[Mapping[str, Any]]) -> Approval:
+    """The approval of a complete discovery of the session's server. The core never raises; if
+    it did, every listed tool counts as changed materially (fail closed, never green)."""
     if pins.file is None:
         return UNREADABLE_PINS
     try:
         return judge_approval(pins.file.for_server(label(state)), tools)
-    except Exception:
-        _logger.debug("approval of a discovery failed", exc_info=True)
-        return None
+    except Exception:  # our own failure must neither reach the host nor pass as approved
+        _logger.debug("approval of a discovery failed; every tool counts as changed", exc_info=True)
+        names = sorted({name for tool in tools if isinstance(name := tool.get("name"), str)})
+        changes = tuple(ToolChange(name, ChangeKind.MATERIAL) for name in names)
+        return Approval(ApprovalVerdict.DRIFTED, ApprovalReason.MATERIAL_CHANGE, changes)
+
+
+def taint(pins: Pins, state: SessionState, tools: Sequence[Mapping[str, Any]]) -> None:
+    """An SDK-internal listing (an output-schema refresh; a 2026-07-28 ``HEADER_MISMATCH``
+    re-list, which refreshes the ``Client``'s response cache the application reads next) can put
+    definitions before the model without a discovery. A tool it lists that is added or changed
+    materially makes the last discovery of the session (and of its server) unapproved for that
+    tool; it never approves anything, and a partial listing removes nothing."""
+    found = _servers.discovered(state)
+    if (
+        found is None
+        or found.approval is None
+        or found.approval.verdict is ApprovalVerdict.UNPINNED
+    ):
+        return
+    seen = judge(pins, state, tools)
+    worse = (ChangeKind.MATERIAL, ChangeKind.ADDED)
+    extra = tuple(
+        change
+        for change in seen.changes
+        if change.kind in worse and not found.approval.unapproved(change.name)
+    )
+    if not extra:
+        return
+    old = found.approval
+    kept = tuple(change for change in old.changes if change.name not in {c.name for c in extra})
+    changes = kept + extra
+    reason = old.reason
+    if old.verdict is not ApprovalVerdict.DRIFTED:
+        material = any(change.kind is ChangeKind.MATERIAL for change in changes)
+        reason = ApprovalReason.MATERIAL_CHANGE if material else ApprovalReason.TOOL_ADDED
+    _servers.retaint(state, found, Approval(ApprovalVerdict.DRIFTED, reason, changes))

@@ -55,6 +55,10 @@ def page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[str
     whole = cursor is None and next_cursor is None and not internal  # a one-page traversal
     digested = _digest(tools, per_tool=whole) if telemetry.digests else (None, None, None)
     page = Page(cursor=cursor_h, next_cursor=next_hash)
+    if telemetry.pins is not None and tools and not whole:
+        # A page the model may read before (or without) a complete discovery: an SDK-internal
+        # listing, or a page of a traversal that never completes (docs/model.md#approval).
+        _approval.taint(telemetry.pins, record.state, tools)
     if internal:
         index = 0 if cursor is None else None
         record.observe(PageResult(page, len(tools), *digested[:2], index=index))

@@ -158,7 +158,10 @@ def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> N
     found = _servers.discovered(state) if isinstance(name, str) else None
     if found is None or not isinstance(name, str):
         return
-    if found.approval is not None:  # judged against the same discovery (docs/model.md#approval)
+    if found.approval is not None and (name in found.tools or found.approval.unapproved(name)):
+        # Judged against the same discovery (docs/model.md#approval). A tool that discovery did
+        # not list (removed, hidden, misnamed) has no definition to approve: no claim, the
+        # call-time contract check (unknown_tool_called) judges it.
         slot.attributes.update(_codec.encode_call_approval(found.approval, name))
     tool = found.tools.get(name)
     if tool is None:

@@ -49,6 +49,8 @@ EVIDENCE: Final = {
     "get_stream": "whether the GET stream that carries list_changed is attached",
     "listen": "whether a subscriptions/listen stream carries list_changed (2026-07-28)",
     "stream_end": "the end of a stdio or SSE session's own stream while it is open",
+    # Not an SDK hook: an agent framework's hook point of another shape (frameworks/_hooks.py).
+    "framework_install": "the tools an agent framework installs for its model",
 }
 #: Evidence only a streamable HTTP session can miss, and evidence only other sessions can miss.
 HTTP_ONLY_EVIDENCE: Final = frozenset({"http_status", "get_stream"})

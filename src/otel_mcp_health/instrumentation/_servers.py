@@ -11,8 +11,9 @@ had listed the tools itself. The processor makes the same choice from spans
 (``_codec.decode_server_key``).
 
 In memory only and bounded: at most :data:`MAX_SERVERS` servers and :data:`MAX_BYTES` of their
-discoveries (tool names, required argument names, digests; least recently used forgotten first;
-a discovery larger than the budget alone is kept by its own session only).
+discoveries (tool names, required argument names, digests, the approval's tool names; least
+recently used forgotten first; a discovery larger than the budget alone is kept by its own
+session only).
 """
 
 from __future__ import annotations
@@ -140,6 +141,16 @@ def completed(
     server = server_key(state)
     if server is not None:
         SERVERS.remember(server, found)
+
+
+def retaint(state: SessionState, found: Discovered, approval: Approval) -> None:
+    """``found`` (the session's or its server's last discovery) now judged with ``approval``."""
+    tainted = Discovered(found.tools, found.digests, found.digest, approval)
+    if state.discovered is found:
+        state.discovered = tainted
+    server = server_key(state)
+    if server is not None and SERVERS.get(server) is found:
+        SERVERS.remember(server, tainted)
 
 
 def known_tool(tool: Mapping[str, Any]) -> KnownTool:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +38,7 @@ from otel_mcp_health.core.pins import (
     render_pins,
 )
 from otel_mcp_health.core.vocabulary import ApprovalVerdict
+from otel_mcp_health.instrumentation._approval import read_pin_text
 from otel_mcp_health.pin._diff import change_lines, diff_pins, label, shown, summary
 from otel_mcp_health.pin._errors import PinInputError
 from otel_mcp_health.pin._sources import Source
@@ -58,11 +61,13 @@ def read_pins(path: str, *, missing_ok: bool) -> PinFile | None:
     """The pin file, ``None`` when it does not exist and ``missing_ok``; anything unreadable or
     invalid is one :class:`PinInputError` naming the file (its content is never quoted)."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_pin_text(path)
     except FileNotFoundError:
         if missing_ok:
             return None
         raise PinInputError(f"{path}: cannot read the pin file (no such file)") from None
+    except PinsError as exc:
+        raise PinInputError(f"{path}: cannot read the pin file ({exc.reason})") from None
     except UnicodeDecodeError:
         raise PinInputError(f"{path}: corrupt pin file (not UTF-8 text)") from None
     except OSError as exc:
@@ -96,16 +101,25 @@ def server_pins(source: Source, target: Target) -> ServerPins:
     return ServerPins(target.name, target.address, target.port, source.tag, tools)
 
 
-def _write(path: str, pins: PinFile) -> None:
-    """Render, then replace the file atomically (never a half-written pin file)."""
+def _write(path: str, pins: PinFile, read: PinFile | None = None) -> None:
+    """Render, then replace the file atomically (never a half-written pin file). A symbolic link
+    is followed (the file it names is replaced) and the file's permissions are kept. The
+    temporary file is created exclusively (never through a link planted at its name), and a
+    pin file that changed since it was ``read`` is refused (another edit is never lost)."""
     try:
         text = render_pins(pins)
     except PinsError as exc:
         raise PinInputError(f"{path}: the pins cannot be written ({exc.reason})") from None
-    final = Path(path)
-    temporary = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+    if read_pins(path, missing_ok=True) != read:
+        raise PinInputError(f"{path}: the pin file changed while pin ran: nothing written")
+    final = Path(path).resolve()
+    handle, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent)
+    temporary = Path(name)
     try:
-        temporary.write_text(text, encoding="utf-8")
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        if final.exists():
+            temporary.chmod(stat.S_IMODE(final.stat().st_mode))
         temporary.replace(final)
     except OSError as exc:
         temporary.unlink(missing_ok=True)
@@ -118,14 +132,17 @@ def _entry(current: PinFile | None, new: ServerPins) -> ServerPins | None:
     return next((entry for entry in servers if entry.key == new.key), None)
 
 
-def _shadowing(current: PinFile | None, source: Source, new: ServerPins) -> ServerPins | None:
-    """An earlier entry that the server's own label matches first (the new one would not apply)."""
-    if current is None or source.name is None:
+def _shadowing(merged: PinFile, source: Source, new: ServerPins) -> ServerPins | None:
+    """An entry that ``new`` would take over or be taken over by in the file as it would be
+    written (:meth:`PinFile.takeovers`), or the one the server's own label matches first when
+    that is not ``new`` (``new`` would then never apply to it)."""
+    taken = merged.takeovers(new)
+    if taken:  # the new entry would judge another entry's servers, or the reverse
+        return taken[0]
+    if source.name is None:
         return None
-    found = current.for_server(ServerLabel(source.name, source.address, source.port))
-    if found is None or found.key == new.key:
-        return None
-    return found
+    found = merged.for_server(ServerLabel(source.name, source.address, source.port))
+    return None if found is None or found.key == new.key else found
 
 
 def create(
@@ -152,7 +169,8 @@ def create(
     if old == new:
         out.write("no change: nothing written\n")
         return EXIT_OK
-    shadow = _shadowing(current, source, new)
+    merged = (current or PinFile()).upsert(new)
+    shadow = _shadowing(merged, source, new)
     if shadow is not None:
         raise PinInputError(
             f"{target.path}: the earlier entry {label(shadow)} matches this server first: "
@@ -161,7 +179,7 @@ def create(
     if update and not accept:
         out.write("not written: run again with --accept to approve these changes\n")
         return EXIT_DRIFT
-    _write(target.path, (current or PinFile()).upsert(new))
+    _write(target.path, merged, current)
     out.write(f"written: {len(new.tools)} tools pinned\n")
     return EXIT_OK
 

@@ -24,7 +24,12 @@ def shown(text: str) -> str:
     """``text`` quoted for one line of output: JSON escapes, non-printable characters as
     ``\\uXXXX`` (line breaks, bidirectional overrides, zero-width characters)."""
     quoted = json.dumps(text, ensure_ascii=False)
-    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in quoted)
+    readable = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in quoted)
+    if text.isascii():
+        return readable
+    # A name that is not plain ASCII may imitate another (``read_f\u0456le``, Cyrillic i):
+    # its escaped form beside it lets a reviewer tell them apart.
+    return f"{readable} (ascii {json.dumps(text)})"
 
 
 def _members(old: ToolPin, new: ToolPin) -> tuple[str, ...]:

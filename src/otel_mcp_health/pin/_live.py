@@ -28,6 +28,10 @@ _HINT: Final = "run otel-mcp-health check with the same server for the verdict"
 
 def options(args: argparse.Namespace) -> CheckOptions:
     """The check's options for a discovery only (no watch, no call, no export)."""
+    if args.header and args.url is None:
+        raise PinInputError("--header applies to --url only")
+    if args.max_pages < 1:
+        raise PinInputError("--max-pages expects a positive number of pages")
     try:
         return CheckOptions(
             url=args.url,

@@ -4,39 +4,39 @@ Every instrument name comes from :mod:`otel_mcp_health.attributes`, and every la
 vocabulary value, a short reason code, a method or tool name, or a server identity, so the
 cardinality is bounded by construction (no ids, no arguments, no free text).
 
-=========================================  ==============  =======================================
-instrument                                 kind / unit     labels
-=========================================  ==============  =======================================
-``mcp_health.calls``                       counter         ``mcp_health.verdict``,
-                                           ``{call}``      ``mcp_health.call.first_failed_layer``,
-                                                           ``mcp.method.name``,
-                                                           ``gen_ai.tool.name``, server
-``mcp_health.catalog.verdicts``            counter         ``mcp_health.catalog.verdict``,
-                                           ``{verdict}``   ``mcp_health.catalog.reason``,
-                                                           ``mcp.method.name``, server
-``mcp_health.catalog.convergence_lag``     histogram       server: seconds from the first
-                                           ``s``           ``list_changed`` signal to the next
-                                                           ``converged`` catalog
-``mcp_health.calls.in_flight``             gauge           ``mcp_health.live_state``
-                                           ``{call}``      (``working``, ``stalled``,
-                                                           ``waiting_for_user``)
-``mcp_health.outcomes``                    counter         ``mcp_health.protocol.envelope``,
-                                           ``{call}``      ``mcp_health.outcome.result``
-                                                           (``passed``/``failed``/``inconclusive``/
-                                                           ``none``), ``mcp_health.outcome.method``
-                                                           (``not_required`` for the policy),
-                                                           ``gen_ai.tool.name``, server
-``mcp_health.incidents``                   counter         ``mcp_health.verdict``,
-                                           ``{incident}``  ``mcp_health.call.first_failed_layer``,
-                                                           server: incidents *opened*
-``mcp_health.catalog.approvals``           counter         ``mcp_health.catalog.approval``
-                                           ``{discovery}`` (``approved``/``drifted``/
-                                                           ``unpinned``),
-                                                           ``mcp_health.catalog.approval.reason``
-                                                           (absent when approved), server: one
-                                                           per complete discovery judged
-                                                           against pins
-=========================================  ==============  =======================================
+=========================================  ===============  =======================================
+instrument                                 kind / unit      labels
+=========================================  ===============  =======================================
+``mcp_health.calls``                       counter          ``mcp_health.verdict``,
+                                           ``{call}``       ``mcp_health.call.first_failed_layer``,
+                                                            ``mcp.method.name``,
+                                                            ``gen_ai.tool.name``, server
+``mcp_health.catalog.verdicts``            counter          ``mcp_health.catalog.verdict``,
+                                           ``{verdict}``    ``mcp_health.catalog.reason``,
+                                                            ``mcp.method.name``, server
+``mcp_health.catalog.convergence_lag``     histogram        server: seconds from the first
+                                           ``s``            ``list_changed`` signal to the next
+                                                            ``converged`` catalog
+``mcp_health.calls.in_flight``             gauge            ``mcp_health.live_state``
+                                           ``{call}``       (``working``, ``stalled``,
+                                                            ``waiting_for_user``)
+``mcp_health.outcomes``                    counter          ``mcp_health.protocol.envelope``,
+                                           ``{call}``       ``mcp_health.outcome.result``
+                                                            (``passed``/``failed``/``inconclusive``/
+                                                            ``none``), ``mcp_health.outcome.method``
+                                                            (``not_required`` for the policy),
+                                                            ``gen_ai.tool.name``, server
+``mcp_health.incidents``                   counter          ``mcp_health.verdict``,
+                                           ``{incident}``   ``mcp_health.call.first_failed_layer``,
+                                                            server: incidents *opened*
+``mcp_health.catalog.approvals``           counter          ``mcp_health.catalog.approval``
+                                           ``{discovery}``  (``approved``/``drifted``/
+                                                            ``unpinned``),
+                                                            ``mcp_health.catalog.approval.reason``
+                                                            (absent when approved), server: one
+                                                            per complete discovery judged
+                                                            against pins
+=========================================  ===============  =======================================
 
 Seed 003's two rates, live: protocol-level success =
 ``sum(outcomes{envelope=true}) / sum(outcomes)``; verified outcomes =
