@@ -31,6 +31,10 @@ CONTENT_TYPE: Final = "text/plain; version=0.0.4; charset=utf-8"
 SCRAPE_TIMEOUT_HEADER: Final = "X-Prometheus-Scrape-Timeout-Seconds"
 #: Time kept back from the scraper's timeout to write the answer.
 SCRAPE_MARGIN_S: Final = 0.5
+#: A client must send its whole request (and read the answer) within this (slowloris).
+IDLE_TIMEOUT_S: Final = 5.0
+#: Connections served at once; more wait in the listen backlog, costing the prober nothing.
+MAX_CONNECTIONS: Final = 64
 
 
 def scrape_bound(raw: str | None) -> float | None:
@@ -48,6 +52,7 @@ class _Handler(BaseHTTPRequestHandler):
     service: ProbeService
     server_version = "otel-mcp-health-probe"
     sys_version = ""
+    timeout = IDLE_TIMEOUT_S  # socket timeout of every read and write of a connection
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's name
         """Nothing is logged: a request line carries the scraper's query."""
@@ -100,14 +105,42 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-class _Server6(ThreadingHTTPServer):
+class _BoundedServer(ThreadingHTTPServer):
+    """At most :data:`MAX_CONNECTIONS` connections accepted at once: a connection is accepted
+    only when a slot is free, so clients that never finish a request cost the prober no more
+    than that many threads and descriptors, and later clients wait in the backlog."""
+
+    request_queue_size = 128
+    daemon_threads = True
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    def get_request(self) -> tuple[socket.socket, object]:
+        if not self._slots.acquire(timeout=0.5):
+            raise OSError("no connection slot")  # serve_forever polls again (and sees shutdown)
+        try:
+            return super().get_request()
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def close_request(self, request: object) -> None:
+        try:
+            super().close_request(request)  # type: ignore[arg-type]
+        finally:
+            self._slots.release()
+
+
+class _Server6(_BoundedServer):
     address_family = socket.AF_INET6
 
 
 def make_server(service: ProbeService, host: str, port: int) -> ThreadingHTTPServer:
     """The HTTP server of ``service`` bound to ``host:port`` (``0``: an ephemeral port)."""
     handler = type("ProbeHandler", (_Handler,), {"service": service})
-    server: ThreadingHTTPServer = (_Server6 if ":" in host else ThreadingHTTPServer)(
+    server: ThreadingHTTPServer = (_Server6 if ":" in host else _BoundedServer)(
         (host, port), handler
     )
     server.daemon_threads = True

@@ -10,20 +10,21 @@ references at probe time, per-phase durations, and a count of the JSON-RPC messa
 from __future__ import annotations
 
 import os
+import re
+import stat
 import sys
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Self
 
 import anyio
 import httpx2
 from mcp import Client
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from opentelemetry.sdk.trace import ReadableSpan
 
@@ -55,41 +56,72 @@ class Run:
     credential_missing: bool = False
 
 
-def resolve(secret: Secret) -> str:
-    """The credential a reference names, read now (raises :class:`CredentialUnavailable`)."""
-    if secret.env is not None:
-        value = os.environ.get(secret.env)
-    else:
-        try:
-            value = Path(str(secret.file)).read_text(encoding="utf-8").rstrip("\r\n")
-        except (OSError, UnicodeDecodeError):
-            value = None
-    if not value or "\n" in value or "\r" in value:
+#: Longest credential file read (a secret, not a data file: /dev/zero must not fill memory).
+MAX_CREDENTIAL_BYTES = 16 * 1024
+#: A value HTTP can carry in a header: visible ASCII, inner spaces and tabs only.
+_HEADER_VALUE = re.compile(r"[\x21-\x7e]([ \t]*[\x21-\x7e])*")
+
+
+def _read_file(path: str) -> str | None:
+    """A regular file's text, read without blocking (a FIFO or device is refused: reading one
+    could outlast every bound), at most :data:`MAX_CREDENTIAL_BYTES`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, MAX_CREDENTIAL_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CREDENTIAL_BYTES:
+        return None
+    try:
+        return data.decode("utf-8").rstrip("\r\n")
+    except UnicodeDecodeError:
+        return None
+
+
+def resolve(secret: Secret, *, header: bool = True) -> str:
+    """The credential a reference names, read now (raises :class:`CredentialUnavailable`,
+    also for a value a header cannot carry: that is the credential's fault, not the server's)."""
+    value = os.environ.get(secret.env) if secret.env is not None else _read_file(str(secret.file))
+    if not value or "\n" in value or "\r" in value or "\x00" in value:
         raise CredentialUnavailable
-    return secret.prefix + value
+    value = secret.prefix + value
+    if header and not _HEADER_VALUE.fullmatch(value):
+        raise CredentialUnavailable
+    return value
 
 
 class _CountingWrite:
-    """The transport's write stream, counting the JSON-RPC requests and notifications sent."""
+    """The transport's write stream, counting the JSON-RPC requests and notifications sent.
+
+    Every other attribute is the wrapped stream's, ``_inner`` included: the instrumentation finds
+    a session's transport through its stream's ``_inner`` (an SSE session's connecting GET), so
+    this wrapper must not hide it behind a name of its own."""
 
     def __init__(self, inner: Any, counts: Counter[str]) -> None:
-        self._inner, self._counts = inner, counts
+        self._counted, self._counts = inner, counts
 
     async def send(self, item: Any, /) -> None:
         method = getattr(getattr(item, "message", None), "method", None)
         if isinstance(method, str):
             self._counts[method] += 1
-        await self._inner.send(item)
+        await self._counted.send(item)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+        return getattr(self._counted, name)
 
     async def __aenter__(self) -> Self:
-        await self._inner.__aenter__()
+        await self._counted.__aenter__()
         return self
 
     async def __aexit__(self, *exc: object) -> Any:
-        return await self._inner.__aexit__(*exc)
+        return await self._counted.__aexit__(*exc)
 
 
 @asynccontextmanager
@@ -100,8 +132,10 @@ async def _counted(transport: Any, counts: Counter[str]) -> AsyncIterator[tuple[
 
 def _transport(target: Target, stack: AsyncExitStack) -> Any:
     if target.transport == "stdio":
-        env = dict(os.environ)
-        env.update({name: resolve(secret) for name, secret in target.env.items()})
+        # The SDK's safe subset (HOME, PATH, ...) and the target's own references only: the
+        # prober's environment holds every other target's credentials.
+        env = get_default_environment()
+        env.update({name: resolve(secret, header=False) for name, secret in target.env.items()})
         command, *args = target.command
         params = StdioServerParameters(command=command, args=args, env=env)
         return stdio_client(params, errlog=sys.stderr)
@@ -168,13 +202,15 @@ def check_options(target: Target, module: Module, timeout_s: float) -> CheckOpti
     )
 
 
-def drive(target: Target, options: CheckOptions, era_mode: str | None) -> Run:
+def drive(
+    target: Target, options: CheckOptions, era_mode: str | None, *, run: Run | None = None
+) -> Run:
     """Run one probe in this thread's own event loop; never raises for what the server does.
 
     ``era_mode`` is the ``Client`` mode learned from an earlier probe of this target (``None``:
     the module's era).
     """
-    run = Run()
+    run = run if run is not None else Run()
     mode = era_mode or ERA_MODES[options.era]
     started = time.monotonic()
     try:

@@ -17,16 +17,24 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from opentelemetry.sdk.trace import ReadableSpan
+
 from otel_mcp_health import OutcomePolicy
 from otel_mcp_health import attributes as A
+from otel_mcp_health.check._options import CheckOptions
 from otel_mcp_health.probe import _render, _runner
 from otel_mcp_health.probe._config import Module, ProbeConfig, Target
 from otel_mcp_health.probe._pipeline import ProbePipeline
 from otel_mcp_health.probe._stats import ProberStats
 
+#: Time past a probe's bound its answer waits for the session's cleanup to finish.
+ANSWER_GRACE_S: Final = 0.25
+#: Longest wait on exit for a probe's cleanup (the SDK's stdio kill escalation takes < 7 s).
+CLOSE_WAIT_S: Final = 10.0
 #: How long the era a target answered in is trusted before ``auto`` asks again.
 ERA_MEMORY_S: Final = 3600.0
 #: Attributes of a probe's root span (its trace holds the product's judged spans).
@@ -58,6 +66,9 @@ class ProbeResult:
     finished: float  # time.monotonic() when it ended
     duration_s: float
     cached: bool = False
+    #: The bound this probe had: a scraper allowing more is not answered from it (a probe cut
+    #: short by one scraper's short timeout must not become every scraper's answer).
+    bound_s: float = float("inf")
 
     @property
     def success(self) -> bool:
@@ -75,6 +86,17 @@ class ProbeResult:
             cached=self.cached,
             age_s=max(now - self.finished, 0.0),
         )
+
+
+@dataclass
+class _Job:
+    """One probe's inputs, and what its worker thread leaves for the answer."""
+
+    options: CheckOptions
+    era_mode: str | None
+    run: _runner.Run = field(default_factory=_runner.Run)
+    traced: list[int] = field(default_factory=list)
+    spans: list[tuple[ReadableSpan, ...]] = field(default_factory=list)
 
 
 @dataclass
@@ -99,6 +121,7 @@ class ProbeService:
         self._lock = threading.Lock()
         self._slots: dict[tuple[str, str], _Slot] = {}
         self._eras: dict[str, tuple[str, float]] = {}
+        self._workers: set[threading.Thread] = set()
         self.latest: dict[tuple[str, str], ProbeResult] = {}
 
     def resolve(self, target: str | None, module: str | None) -> tuple[Target, Module]:
@@ -127,16 +150,16 @@ class ProbeService:
             if (
                 cached is not None
                 and time.monotonic() - cached.finished < self.config.min_interval_s
+                and cached.bound_s >= bound
             ):
                 self.stats.scraped(found.name, chosen.name, cached=True)
                 return dataclasses.replace(cached, cached=True)
             if not self._running.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
                 raise ProberBusyError
-            try:
-                # What is left of the bound after waiting for the target and for a slot.
-                result = self._probe(found, chosen, max(deadline - time.monotonic(), 0.1))
-            finally:
-                self._running.release()
+            # What is left of the bound after waiting for the target and for a slot. The probe
+            # owns the running slot until its cleanup ends (see _probe).
+            result = self._probe(found, chosen, max(deadline - time.monotonic(), 0.1))
+            result = dataclasses.replace(result, bound_s=bound)
             slot.result = result
             self.latest[(found.name, chosen.name)] = result
             self.stats.scraped(found.name, chosen.name, cached=False)
@@ -166,35 +189,70 @@ class ProbeService:
             self._eras.pop(target.name, None)  # ask again next time: it may have been upgraded
 
     def _probe(self, target: Target, module: Module, timeout_s: float) -> ProbeResult:
-        options = _runner.check_options(target, module, timeout_s)
-        attributes = {PROBE_TARGET: target.name, PROBE_MODULE: module.name}
+        """One probe on a worker thread, answered within ``timeout_s`` (+ a moment) even when
+        closing the session takes longer (the SDK waits out a stdio server that ignores stdin's
+        end and SIGTERM for seconds): then the answer is the probe as it stood, timed out, and
+        the worker keeps its running slot until its cleanup ends."""
+        job = _Job(_runner.check_options(target, module, timeout_s), self._era_mode(target, module))
         started = time.monotonic()
-        self.stats.in_flight(+1)
+        worker = threading.Thread(
+            target=self._work, args=(target, module, job), name=f"probe-{target.name}", daemon=True
+        )
+        self._workers.add(worker)
         try:
-            with self.pipeline.tracer.start_as_current_span(
-                PROBE_SPAN_NAME, attributes=attributes
-            ) as root:
-                trace_id = root.get_span_context().trace_id
-                self.pipeline.router.open(trace_id)
-                run = _runner.drive(target, options, self._era_mode(target, module))
-            spans = self.pipeline.router.close(trace_id)
-        finally:
-            self.stats.in_flight(-1)
-        self._learn_era(target, module, run)
+            worker.start()
+        except BaseException:
+            self._workers.discard(worker)
+            self._running.release()
+            raise
+        worker.join(timeout_s + ANSWER_GRACE_S)
+        run = job.run
+        if worker.is_alive():
+            found = self.pipeline.router.close(job.traced[0]) if job.traced else ()
+            run = _timed_out(run)
+        else:
+            found = job.spans[0] if job.spans else ()
+            self._learn_era(target, module, run)
         return ProbeResult(
             target=target.name,
             module=module.name,
-            report=_runner.report(spans, run, options),
+            report=_runner.report(found, run, job.options),
             run=run,
             finished=time.monotonic(),
             duration_s=time.monotonic() - started,
         )
 
+    def _work(self, target: Target, module: Module, job: _Job) -> None:
+        """The probe itself, under its root span (worker thread); frees the running slot."""
+        attributes = {PROBE_TARGET: target.name, PROBE_MODULE: module.name}
+        self.stats.in_flight(+1)
+        try:
+            with self.pipeline.tracer.start_as_current_span(
+                PROBE_SPAN_NAME, attributes=attributes
+            ) as root:
+                job.traced.append(root.get_span_context().trace_id)
+                self.pipeline.router.open(job.traced[0])
+                _runner.drive(target, job.options, job.era_mode, run=job.run)
+            job.spans.append(self.pipeline.router.close(job.traced[0]))
+        finally:
+            self.stats.in_flight(-1)
+            self._running.release()
+            self._workers.discard(threading.current_thread())
+
     def close(self) -> None:
-        """Stop the pipeline and forget the canary policy."""
+        """Wait for the probes still closing their sessions (a stdio server left behind would
+        outlive the prober), then stop the pipeline and forget the canary policy."""
+        for worker in list(self._workers):
+            worker.join(CLOSE_WAIT_S)
         self.pipeline.shutdown()
         if self._policy is not None:
             self._policy.uninstall()
+
+
+def _timed_out(run: _runner.Run) -> _runner.Run:
+    """A copy of a probe still running past its bound, marked timed out."""
+    late = dataclasses.replace(run.facts, timed_out=True)
+    return _runner.Run(facts=late, phases=dict(run.phases), requests=Counter(run.requests))
 
 
 def _canary_policy(config: ProbeConfig) -> OutcomePolicy | None:
