@@ -86,7 +86,7 @@ def test_a_mcpb_zip_with_the_right_sha256_pins(tmp_path: Path) -> None:
 def test_a_wrong_sha256_writes_nothing(tmp_path: Path) -> None:
     path = bundle(tmp_path, manifest(_stated()))
     pins = tmp_path / "pins.toml"
-    for bad in ("0" * 64, "sha256:" + "a" * 64):
+    for bad in ("0" * 64, "sha256:" + "a" * 64, "SHA256:" + "a" * 64):
         result = pin("--pins", pins, "--name", "b", "--mcpb", path, "--sha256", bad)
         assert result.code == 2
         assert "SHA-256 mismatch" in result.err
@@ -121,8 +121,27 @@ def _zip(path: Path, members: list[tuple[str, bytes]]) -> Path:
         ([("manifest.json", b"[]")], "not a JSON object"),
         ([("manifest.json", json.dumps({"name": "x"}).encode())], "states no tools"),
         ([("../manifest.json", b"{}")], "no manifest.json at its root"),
+        ([("manifest.json", b"{}"), ("./manifest.json", b"{}")], "manifest.json twice"),
+        ([("manifest.json", b"{}"), ("/manifest.json", b"{}")], "manifest.json twice"),
+        ([("Manifest.JSON", b"{}"), ("manifest.json", b"{}")], "manifest.json twice"),
+        ([("manifest.json", b"{}"), ("a/../manifest.json", b"{}")], "manifest.json twice"),
+        ([("manifest.json", b"{}"), ("a\\..\\manifest.json", b"{}")], "manifest.json twice"),
     ],
-    ids=["none", "nested", "twice", "bomb", "bad-json", "not-object", "no-tools", "slip"],
+    ids=[
+        "none",
+        "nested",
+        "twice",
+        "bomb",
+        "bad-json",
+        "not-object",
+        "no-tools",
+        "slip",
+        "dot-slash-twice",
+        "absolute-twice",
+        "case-twice",
+        "dotdot-twice",
+        "backslash-twice",
+    ],
 )
 def test_hostile_or_broken_bundles_are_exit_2(
     tmp_path: Path, members: list[tuple[str, bytes]], message: str
@@ -160,3 +179,15 @@ def test_a_manifest_tool_without_a_description_pins_its_name_only(tmp_path: Path
     # nothing but the name was stated: any description reads approved
     verify = pin("--pins", pins, "--verify", "--name", "b", "--tools-file", live_tools)
     assert verify.code == 0
+
+
+def test_a_manifest_under_a_dot_slash_name_is_read_and_the_prefix_in_any_case(
+    tmp_path: Path,
+) -> None:
+    stated = json.dumps(manifest(_stated())).encode()
+    path = _zip(tmp_path / "x.mcpb", [("./manifest.json", stated)])
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    pins = tmp_path / "pins.toml"
+    result = pin("--pins", pins, "--name", "b", "--mcpb", path, "--sha256", f"SHA256:{digest}")
+    assert result.code == 0, result.err
+    assert f'source = "mcpb:sha256:{digest}"' in pins.read_text(encoding="utf-8")

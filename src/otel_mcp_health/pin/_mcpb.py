@@ -2,9 +2,11 @@
 
 The bundle is read, never extracted: only the one member named ``manifest.json`` at the root of
 the zip is opened, its declared and its actual size capped (a zip bomb stops at the cap), and a
-zip with that name twice is refused (two readers could pick different copies). ``--sha256 HEX``
-is checked over the bytes of the file given (the registry's ``server.json`` states it for the
-``.mcpb`` file as ``fileSha256``) before anything is parsed; a mismatch writes nothing.
+zip holding that name twice, in any spelling an unzip tool reads as the same root file
+(``./manifest.json``, ``MANIFEST.JSON``, ``a\\..\\manifest.json``), is refused: two readers could
+pick different copies. ``--sha256 HEX`` is checked over the bytes of the file given (the
+registry's ``server.json`` states it for the ``.mcpb`` file as ``fileSha256``) before anything is
+parsed; a mismatch writes nothing.
 
 What is pinned, in order of preference:
 
@@ -30,12 +32,12 @@ from otel_mcp_health.pin._sources import Source, parse_json, tool_objects
 #: The largest ``manifest.json`` read (declared and actual size, inside or outside a zip).
 MAX_MANIFEST_BYTES: Final = 4 * 1024 * 1024
 MANIFEST: Final = "manifest.json"
-_HEX64: Final = re.compile(r"(?:sha256:)?([0-9a-fA-F]{64})")
+_HEX64: Final = re.compile(r"(?:[sS][hH][aA]256:)?([0-9a-fA-F]{64})")
 _CHUNK: Final = 1024 * 1024
 
 
 def expected_sha256(raw: str | None) -> str | None:
-    """``--sha256``: 64 hex digits (``sha256:`` prefix allowed), lower-cased."""
+    """``--sha256``: 64 hex digits (a ``sha256:`` prefix in any case allowed), lower-cased."""
     if raw is None:
         return None
     match = _HEX64.fullmatch(raw.strip())
@@ -59,11 +61,26 @@ def _capped(handle: IO[bytes], shown: str) -> bytes:
     return data
 
 
+def _at_root(name: str) -> bool:
+    """``name`` reads as the root ``manifest.json`` to some unzip tool: ``./manifest.json``,
+    ``/manifest.json``, ``a/../manifest.json`` and backslash or case variants count, so a bundle
+    cannot hold a second copy that another reader would pick instead of ours."""
+    parts: list[str] = []
+    for part in name.replace("\\", "/").split("/"):
+        if part == "..":
+            if not parts:
+                return False  # above the root (zip slip): never the bundle's manifest
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return [part.casefold() for part in parts] == [MANIFEST]
+
+
 def _from_zip(handle: IO[bytes], path: str) -> bytes:
     """The bytes of the root ``manifest.json`` of the zip, capped; nothing else is read."""
     try:
         with zipfile.ZipFile(handle) as bundle:
-            found = [info for info in bundle.infolist() if info.filename == MANIFEST]
+            found = [info for info in bundle.infolist() if _at_root(info.filename)]
             if len(found) != 1:
                 what = "no manifest.json at its root" if not found else "manifest.json twice"
                 raise PinInputError(f"{path}: the bundle has {what}")
