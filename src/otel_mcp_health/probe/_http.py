@@ -1,10 +1,11 @@
 """The prober's HTTP endpoint: ``/probe?target=NAME&module=MODULE`` and ``/metrics``.
 
 ``/probe`` answers a configured target only (400 otherwise, the requested value never echoed:
-the prober is not a relay), honours ``X-Prometheus-Scrape-Timeout-Seconds`` (the probe's bound is
-the module's timeout or the scraper's less :data:`SCRAPE_MARGIN_S`, whichever is shorter) and
-answers Prometheus text. Each request is served on its own thread; the service bounds the probes.
-Nothing a client sends (query, headers) is logged.
+the prober is not a relay, and no error answer quotes a method, path or request line), honours
+``X-Prometheus-Scrape-Timeout-Seconds`` (the probe's bound is the module's timeout or the
+scraper's less :data:`SCRAPE_MARGIN_S`, whichever is shorter) and answers Prometheus text. Each
+request is served on its own thread; the service bounds the probes. Nothing a client sends
+(query, headers) is logged.
 """
 
 from __future__ import annotations
@@ -56,6 +57,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's name
         """Nothing is logged: a request line carries the scraper's query."""
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The standard library's error answers (an unsupported method, a malformed request line)
+        with its fixed wording only: its own message quotes the method or the request line."""
+        del message, explain
+        super().send_error(code)
 
     def do_GET(self) -> None:
         parts = urllib.parse.urlsplit(self.path)
