@@ -17,14 +17,13 @@ the local stderr and never in an exported span, metric or OTLP log), and every d
 from __future__ import annotations
 
 import logging
-import os
-import stat
 import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from otel_mcp_health._files import FileRefusedError, read_regular_file
 from otel_mcp_health.core.approval import UNREADABLE_PINS, Approval, ToolChange, judge_approval
 from otel_mcp_health.core.pin_codec import MAX_PIN_FILE_BYTES
 from otel_mcp_health.core.pins import PinFile, PinsError, ServerLabel, parse_pins
@@ -52,13 +51,12 @@ def read_pin_text(path: str) -> str:
     blocking so that a FIFO, a socket or a device never stalls the host at start-up (nor fills
     its memory); else ``PinsError`` (``pins_not_a_file``, ``pins_too_large``), OSError or
     UnicodeDecodeError."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise PinsError("pins_not_a_file", "not a regular file")
-        data = handle.read(MAX_PIN_FILE_BYTES + 1)
-    if len(data) > MAX_PIN_FILE_BYTES:
-        raise PinsError("pins_too_large", f"larger than {MAX_PIN_FILE_BYTES} bytes")
+    try:
+        data = read_regular_file(path, MAX_PIN_FILE_BYTES)
+    except FileRefusedError as exc:
+        too_large = f"larger than {MAX_PIN_FILE_BYTES} bytes"
+        why = "not a regular file" if exc.reason == "not_a_file" else too_large
+        raise PinsError(f"pins_{exc.reason}", why) from None
     return data.decode("utf-8")
 
 

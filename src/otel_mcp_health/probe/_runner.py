@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import sys
 import time
 from collections import Counter
@@ -29,6 +28,7 @@ from mcp.client.streamable_http import streamable_http_client
 from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health._files import FileRefusedError, read_regular_file
 from otel_mcp_health.check import _driver, _report
 from otel_mcp_health.check._options import ERA_MODES, CheckOptions
 from otel_mcp_health.core.vocabulary import GREEN, LAYERS, FirstFailedLayer, NextAction, Verdict
@@ -63,25 +63,12 @@ _HEADER_VALUE = re.compile(r"[\x21-\x7e]([ \t]*[\x21-\x7e])*")
 
 
 def _read_file(path: str) -> str | None:
-    """A regular file's text, read without blocking (a FIFO or device is refused: reading one
-    could outlast every bound), at most :data:`MAX_CREDENTIAL_BYTES`."""
+    """A credential file's text: a regular file of at most :data:`MAX_CREDENTIAL_BYTES`, read
+    without blocking (a FIFO or a device could outlast every bound); ``None`` otherwise."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = os.read(fd, MAX_CREDENTIAL_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_CREDENTIAL_BYTES:
-        return None
-    try:
+        data = read_regular_file(path, MAX_CREDENTIAL_BYTES)
         return data.decode("utf-8").rstrip("\r\n")
-    except UnicodeDecodeError:
+    except (OSError, FileRefusedError, UnicodeDecodeError):
         return None
 
 

@@ -1,0 +1,37 @@
+"""Reading a small file that configuration names, without ever blocking on it (private).
+
+A service reads a pin file at start-up and a credential file before each probe. Either path may
+name a FIFO, a socket or a device (``/dev/zero``) by mistake or by malice: opening one blocks, and
+reading one may never end or fill memory. :func:`read_regular_file` opens without blocking,
+accepts regular files only and reads at most its cap plus one byte, so it returns or raises at
+once. (The CLI reads its input files plainly: a user may give it ``<(command)`` on purpose.)
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Final, Literal
+
+_FLAGS: Final = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class FileRefusedError(Exception):
+    """The path names something that is not a regular file, or a file larger than the cap."""
+
+    def __init__(self, reason: Literal["not_a_file", "too_large"]) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def read_regular_file(path: str, cap: int) -> bytes:
+    """The bytes of ``path``: a regular file of at most ``cap`` bytes, opened without blocking;
+    else :class:`FileRefusedError`, or :class:`OSError` when it cannot be opened or read."""
+    fd = os.open(path, _FLAGS)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise FileRefusedError("not_a_file")
+        data = handle.read(cap + 1)
+    if len(data) > cap:
+        raise FileRefusedError("too_large")
+    return data
