@@ -132,6 +132,9 @@ CATALOG_APPROVAL_REMOVED_TOOLS: Final = "mcp_health.catalog.approval.removed_too
 CATALOG_APPROVAL_TOOLS_TRUNCATED: Final = "mcp_health.catalog.approval.tools_truncated"
 #: The projected member names that differ in any tool (sorted), e.g. ``description``.
 CATALOG_APPROVAL_CHANGED_MEMBERS: Final = "mcp_health.catalog.approval.changed_members"
+#: The material member names (sorted) never compared for at least one listed tool, because its
+#: pin is partial (made from an MCPB manifest): e.g. ``inputSchema``; absent with full pins.
+CATALOG_APPROVAL_UNCOMPARED_MEMBERS: Final = "mcp_health.catalog.approval.uncompared_members"
 
 # ``notifications/tools/list_changed`` spans (arrival time = span start time)
 NOTIFICATION_SPAN_METHOD: Final = "notifications/tools/list_changed"
@@ -186,6 +189,9 @@ CALL_APPROVAL: Final = "mcp_health.call.approval"
 #: With ``unapproved``: ``tool_unapproved`` (added or changed materially since it was pinned) or
 #: ``pins_unreadable`` (the pin file could not be read: fail closed).
 CALL_APPROVAL_REASON: Final = "mcp_health.call.approval.reason"
+#: ``true`` with ``approved`` when the tool's pin is partial: some material member of its
+#: definition (e.g. ``inputSchema``) was never compared; absent otherwise.
+CALL_APPROVAL_PARTIAL: Final = "mcp_health.call.approval.partial"
 
 # Progress notifications: one span event per notification (values and token match only)
 PROGRESS_EVENT: Final = "mcp_health.progress"

@@ -92,6 +92,7 @@ def test_json_shape_of_a_healthy_call_on_the_typescript_reference_server(
         "outcomeMethod": "not_required",
         "catalogVerdict": "converged",
         "approval": None,
+        "approvalPartial": False,
         "listed": True,
     }
     assert (report["verdict"], report["nextAction"]) == ("healthy", "none")

@@ -94,6 +94,8 @@ def tools(change: str) -> list[types.Tool]:
         )
     elif change == "removed":
         served = [tool for tool in served if tool.name != "lookup"]
+    elif change == "read_only_dropped":  # lookup no longer says it only reads
+        served[2] = served[2].model_copy(update={"annotations": types.ToolAnnotations()})
     elif change != "unchanged":
         raise ValueError(change)
     return served

@@ -69,8 +69,14 @@ def test_approval_vector(path: Path) -> None:
     pins = pin_server(case["pinned"], name="s")
     if "pinned_members" in case:
         pins = _partial(pins, case["pinned_members"])
+    expected = dict(case["expected"])
+    # Optional in the vector format: asserted when stated, else empty for full pins.
+    uncompared = expected.pop("uncompared_members", None)
     for order in (case["discovered"], list(reversed(case["discovered"]))):
-        assert _summary(judge_approval(pins, order)) == case["expected"]
+        approval = judge_approval(pins, order)
+        assert _summary(approval) == expected
+        if uncompared is not None or "pinned_members" not in case:
+            assert list(approval.uncompared_members) == (uncompared or [])
 
 
 def test_the_issue_scenarios() -> None:

@@ -3,9 +3,10 @@
 A discovery's approval goes on the page span that completes it: the verdict, its reason, the
 counts per class of change, the names of the tools concerned (sorted, at most
 ``core.approval.MAX_TOOL_NAMES`` per class, each capped like every exported name) and the
-projected member names that differ. A ``tools/call`` span carries whether its tool's current
-definition is approved, judged against the discovery the call was made on. Names and codes only:
-never a description, a schema, a member value or the pin file's path.
+projected member names that differ, and those a partial pin never compared. A ``tools/call`` span
+carries whether its tool's current definition is approved (and whether its pin is partial), judged
+against the discovery the call was made on. Names and codes only: never a description, a schema, a
+member value or the pin file's path.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def encode_catalog_approval(approval: Approval | None) -> dict[str, Any]:
             truncated = truncated or len(names) > MAX_TOOL_NAMES
     if approval.changed_members:
         attrs[A.CATALOG_APPROVAL_CHANGED_MEMBERS] = list(approval.changed_members)
+    if approval.uncompared_members:
+        attrs[A.CATALOG_APPROVAL_UNCOMPARED_MEMBERS] = list(approval.uncompared_members)
     if truncated:
         attrs[A.CATALOG_APPROVAL_TOOLS_TRUNCATED] = True
     return attrs
@@ -52,10 +55,13 @@ def encode_catalog_approval(approval: Approval | None) -> dict[str, Any]:
 def encode_call_approval(approval: Approval, tool: str) -> dict[str, Any]:
     """Whether the called ``tool``'s definition in the discovery the call is judged against is
     approved: ``unapproved`` (with why) when it was added or changed materially since the pins,
-    or when the pins could not be read; ``unpinned`` when no pins cover the server."""
+    or when the pins could not be read; ``unpinned`` when no pins cover the server. An approved tool
+    whose pin is partial also carries ``mcp_health.call.approval.partial = true``."""
     if approval.verdict is ApprovalVerdict.UNPINNED:
         return {A.CALL_APPROVAL: CallApproval.UNPINNED.value}
     if not approval.unapproved(tool):
+        if approval.partial(tool):  # approved, but not every material member was compared
+            return {A.CALL_APPROVAL: CallApproval.APPROVED.value, A.CALL_APPROVAL_PARTIAL: True}
         return {A.CALL_APPROVAL: CallApproval.APPROVED.value}
     unreadable = approval.reason == ApprovalReason.PINS_UNREADABLE
     reason = Reason.PINS_UNREADABLE if unreadable else Reason.TOOL_UNAPPROVED

@@ -112,6 +112,8 @@ def _approval(spans: Sequence[ReadableSpan]) -> dict[str, Any] | None:
             )
         },
         "truncated": attrs.get(A.CATALOG_APPROVAL_TOOLS_TRUNCATED) is True,
+        # Members a partial pin never compared (empty with full pins): approved, not fully.
+        "uncomparedMembers": list(attrs.get(A.CATALOG_APPROVAL_UNCOMPARED_MEMBERS, ())),
     }
 
 
@@ -153,6 +155,7 @@ def _call(spans: Sequence[ReadableSpan], tool: str) -> dict[str, Any] | None:
         "outcomeMethod": attrs.get(A.OUTCOME_METHOD),
         "catalogVerdict": attrs.get(A.CATALOG_VERDICT),
         "approval": attrs.get(A.CALL_APPROVAL),
+        "approvalPartial": attrs.get(A.CALL_APPROVAL_PARTIAL) is True,
     }
 
 

@@ -71,6 +71,11 @@ APPROVAL_WORDS: Final[Mapping[str, str]] = {
     "(the check exits 1)",
     ApprovalVerdict.UNPINNED: "no pins in the approved catalog cover this server",
 }
+#: An ``approved`` reached with partial pins: said so, never as a plain approval.
+APPROVED_PARTIALLY: Final = (
+    "the pinned members match, but the pins are partial (from an MCPB manifest?): the members "
+    "below were never compared (re-pin from the live server to compare them; the check exits 0)"
+)
 
 STATUS_WORDS: Final[Mapping[str, str]] = {
     LayerStatus.PASSED: "passed",
@@ -145,13 +150,19 @@ def _approval_lines(approval: Mapping[str, Any] | None) -> list[str]:
     if approval is None:
         return []
     reason = f" ({approval['reason']})" if approval.get("reason") else ""
-    lines = [f"approval  {approval['verdict']}{reason}: {APPROVAL_WORDS[approval['verdict']]}"]
+    uncompared = approval.get("uncomparedMembers")
+    words = APPROVAL_WORDS[approval["verdict"]]
+    if uncompared and approval["verdict"] == ApprovalVerdict.APPROVED:
+        reason, words = " (partial pins)", APPROVED_PARTIALLY
+    lines = [f"approval  {approval['verdict']}{reason}: {words}"]
     for kind in ("material", "added", "cosmetic", "removed"):
         if approval.get(kind):
             more = " and more" if approval.get("truncated") else ""
             lines.append(f"          {kind + ':':<10}{' '.join(approval[kind])}{more}")
     if approval.get("changedMembers"):
         lines.append(f"          changed members: {' '.join(approval['changedMembers'])}")
+    if uncompared:
+        lines.append(f"          not compared (partial pins): {' '.join(uncompared)}")
     return lines
 
 

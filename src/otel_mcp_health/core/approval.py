@@ -16,7 +16,9 @@ nor by a display title), else ``drifted`` with reason ``material_change`` (first
 - a pin with a per-tool digest that matches is unchanged; otherwise only the members the pin
   holds are compared (a partial pin compares nothing else), a member pinned ``absent`` that now
   exists is a change of that member; a digest that differs while every pinned member matches
-  (a pin without members, or a hand-edited one) is ``material`` with no member named;
+  (a pin without members, or a hand-edited one) is ``material`` with no member named; the
+  material members a partial pin lacks are named in :attr:`Approval.uncompared_members`, so an
+  ``approved`` reached without comparing them never reads as a full approval;
 - a member whose digest cannot be computed (RFC 8785 cannot write it) is a material change of
   that member, whether pinned or not;
 - a name listed more than once: each definition is compared and the worst class wins (members
@@ -67,11 +69,18 @@ class ToolChange:
 
 @dataclass(frozen=True)
 class Approval:
-    """The approval of one discovery: verdict, reason (``None`` when approved) and changes."""
+    """The approval of one discovery: verdict, reason (``None`` when approved) and changes.
+
+    ``uncompared_members``: the material members (sorted) that were not compared for at least one
+    listed tool, because its pin is partial (no per-tool digest) and does not hold them; ``name``
+    never, as a pin is found by name. ``partial_tools``: those tools (sorted). Both are empty
+    when every listed pinned tool has a full pin; neither changes the verdict."""
 
     verdict: ApprovalVerdict
     reason: ApprovalReason | None
     changes: tuple[ToolChange, ...] = ()
+    uncompared_members: tuple[str, ...] = ()
+    partial_tools: tuple[str, ...] = ()
 
     def _names(self, kind: str) -> tuple[str, ...]:
         return tuple(sorted(change.name for change in self.changes if change.kind == kind))
@@ -96,6 +105,11 @@ class Approval:
     def changed_members(self) -> tuple[str, ...]:
         """The projected members that differ in any tool (sorted)."""
         return tuple(sorted({member for change in self.changes for member in change.members}))
+
+    def partial(self, tool_name: str) -> bool:
+        """``tool_name``'s definition was judged against a partial pin: some material member
+        of it was never compared."""
+        return tool_name in self.partial_tools
 
     def unapproved(self, tool_name: str) -> bool:
         """A call of ``tool_name`` uses a definition nobody approved: the tool was added or
@@ -129,6 +143,13 @@ def _differing(pin: ToolPin, tool: Mapping[str, Any]) -> tuple[list[str], bool]:
         if pinned is not None and pinned != current:
             found.append(member)
     return found, unwritable
+
+
+def _uncompared(pin: ToolPin) -> tuple[str, ...]:
+    """The material members a pin never compares: those a partial pin does not hold."""
+    if pin.digest is not None:
+        return ()
+    return tuple(m for m in MATERIAL_MEMBERS if m != "name" and m not in pin.members)
 
 
 def _compare(pin: ToolPin, tool: Mapping[str, Any], known: str | None) -> ToolChange | None:
@@ -195,14 +216,30 @@ def _changes(pins: ServerPins, tools: list[Any]) -> list[ToolChange]:
     return changes + ([unnamed] if unnamed else [])
 
 
-def _verdict(changes: list[ToolChange]) -> Approval:
+def _partial(pins: ServerPins, tools: list[Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(uncompared members, tools judged against a partial pin), both sorted."""
+    pinned = {pin.name: pin for pin in pins.tools}
+    uncompared: dict[str, tuple[str, ...]] = {}
+    for tool in tools:
+        name = _name(tool)
+        if name is not None and name in pinned and (missing := _uncompared(pinned[name])):
+            uncompared[name] = missing
+    members = {member for missing in uncompared.values() for member in missing}
+    return tuple(sorted(members)), tuple(sorted(uncompared))
+
+
+def _verdict(
+    changes: list[ToolChange], partial: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+) -> Approval:
     ordered = tuple(sorted(changes, key=lambda change: (change.name, change.kind)))
     kinds = {change.kind for change in ordered}
     if ChangeKind.MATERIAL in kinds:
-        return Approval(ApprovalVerdict.DRIFTED, ApprovalReason.MATERIAL_CHANGE, ordered)
-    if ChangeKind.ADDED in kinds:
-        return Approval(ApprovalVerdict.DRIFTED, ApprovalReason.TOOL_ADDED, ordered)
-    return Approval(ApprovalVerdict.APPROVED, None, ordered)
+        verdict, reason = ApprovalVerdict.DRIFTED, ApprovalReason.MATERIAL_CHANGE
+    elif ChangeKind.ADDED in kinds:
+        verdict, reason = ApprovalVerdict.DRIFTED, ApprovalReason.TOOL_ADDED
+    else:
+        verdict, reason = ApprovalVerdict.APPROVED, None
+    return Approval(verdict, reason, ordered, *partial)
 
 
 def judge_approval(pins: ServerPins | None, tools: Sequence[Mapping[str, Any]]) -> Approval:
@@ -214,7 +251,7 @@ def judge_approval(pins: ServerPins | None, tools: Sequence[Mapping[str, Any]]) 
         items = list(tools)
     except Exception:  # noqa: BLE001 - not iterable, or an iterator that fails
         return _verdict([ToolChange("", ChangeKind.MATERIAL, ("name",))])
-    return _verdict(_changes(pins, items))
+    return _verdict(_changes(pins, items), _partial(pins, items))
 
 
 __all__ = [

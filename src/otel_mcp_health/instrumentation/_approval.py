@@ -144,4 +144,7 @@ def taint(pins: Pins, state: SessionState, tools: Sequence[Mapping[str, Any]]) -
     if old.verdict is not ApprovalVerdict.DRIFTED:
         material = any(change.kind is ChangeKind.MATERIAL for change in changes)
         reason = ApprovalReason.MATERIAL_CHANGE if material else ApprovalReason.TOOL_ADDED
-    _servers.retaint(state, found, Approval(ApprovalVerdict.DRIFTED, reason, changes))
+    uncompared = tuple(sorted({*old.uncompared_members, *seen.uncompared_members}))
+    partial = tuple(sorted({*old.partial_tools, *seen.partial_tools}))
+    tainted = Approval(ApprovalVerdict.DRIFTED, reason, changes, uncompared, partial)
+    _servers.retaint(state, found, tainted)

@@ -5,7 +5,8 @@
 * ``--update``: prints the classified diff against the entry in the file and writes only with
   ``--accept``; exit code ``1`` when a change is pending and was not accepted.
 * ``--verify``: judges the source's tools against the file like the run-time approval: exit
-  ``0`` approved, ``1`` drifted or unpinned, ``2`` a usage error or an unreadable pin file.
+  ``0`` approved, ``1`` drifted or unpinned, ``2`` a usage error or an unreadable pin file;
+  partial pins add a note naming the material members they never compared (exit unchanged).
 
 The file is written whole, atomically (a temporary file beside it, then a rename), and only
 after the new content rendered; every other server's entry is kept as it was, in its place. A
@@ -192,6 +193,12 @@ def verify(pins: PinFile, source: Source, server: ServerLabel, out: TextIO) -> i
     pinned = label(entry) if entry is not None else f"server {shown(server.name or '')}"
     out.write(f"{approval.verdict.value}{reason}: {pinned}: {summary(approval.changes)}\n")
     out.writelines(change_lines(approval.changes))
+    if approval.uncompared_members:  # approved or not, never a plain approval: say what was not
+        out.write(
+            "  note      partial pins: "
+            + ", ".join(approval.uncompared_members)
+            + " not compared (re-pin from the live server to compare them)\n"
+        )
     return EXIT_OK if approval.verdict is ApprovalVerdict.APPROVED else EXIT_DRIFT
 
 
