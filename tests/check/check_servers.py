@@ -26,7 +26,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 TOKEN: Final = "canary-check-token-5b7e21"
@@ -174,6 +174,11 @@ async def _down(request: Request) -> PlainTextResponse:
     return PlainTextResponse("service unavailable", status_code=503)
 
 
+async def _status(request: Request) -> Response:
+    """``/status/<code>``: every request answered with that status and an empty body."""
+    return Response(status_code=int(request.path_params["code"]))
+
+
 class _Secure:
     """``/secure``: the MCP app behind a bearer token (401 ``invalid_token`` without it)."""
 
@@ -207,6 +212,7 @@ def _http_app() -> Any:
             methods=["GET", "POST"],
         ),
         Route("/down", _down, methods=["GET", "POST", "DELETE"]),
+        Route("/status/{code:int}", _status, methods=["GET", "POST", "DELETE"]),
     ]
     app = build("healthy").streamable_http_app(host="127.0.0.1", custom_starlette_routes=routes)
     return _Secure(app)
