@@ -70,3 +70,19 @@ def test_the_status_reason_does_not_hide_authorization(http_base: str) -> None:
     found = check("--json", "--url", f"{http_base}/status/401").json()
     assert (found["verdict"], found["reason"]) == ("needs_auth", "http_401")
     assert found["session"]["firstFailedLayer"] == "authorization"
+
+
+@pytest.mark.parametrize(("code", "reason"), [(404, "http_404"), (500, "http_500")])
+def test_a_call_refused_mid_session_is_a_transport_error(
+    http_base: str, code: int, reason: str
+) -> None:
+    url = f"{http_base}/refuse-calls-{code}/mcp"
+    found = check("--json", "--url", url, "--call", "lookup", "--args", '{"q": "x"}').json()
+    assert found["catalog"]["verdict"] == "converged"  # handshake and discovery went through
+    assert found["call"]["firstFailedLayer"] == "transport"
+    assert found["call"]["layers"]["transport"] == "failed"
+    assert (found["verdict"], found["reason"], found["nextAction"]) == (
+        "transport_error",
+        reason,
+        "retry_within_budget",
+    )
