@@ -26,7 +26,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 TOKEN: Final = "canary-check-token-5b7e21"
@@ -174,6 +174,11 @@ async def _down(request: Request) -> PlainTextResponse:
     return PlainTextResponse("service unavailable", status_code=503)
 
 
+async def _status(request: Request) -> Response:
+    """``/status/<code>``: every request answered with that status and an empty body."""
+    return Response(status_code=int(request.path_params["code"]))
+
+
 class _Secure:
     """``/secure``: the MCP app behind a bearer token (401 ``invalid_token`` without it)."""
 
@@ -195,6 +200,41 @@ class _Secure:
         await self.app(scope, receive, send)
 
 
+class _RefuseCalls:
+    """``/refuse-calls-<code>/mcp``: the MCP app, except that a POST carrying ``tools/call`` is
+    answered ``<code>`` with an empty body (a gateway failing mid-session)."""
+
+    PREFIX: Final = "/refuse-calls-"
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if not path.startswith(self.PREFIX):
+            await self.app(scope, receive, send)
+            return
+        code = int(path[len(self.PREFIX) :].split("/", 1)[0])
+        scope = {**scope, "path": "/mcp", "raw_path": b"/mcp"}
+        body, more = b"", scope["method"] == "POST"
+        while more:
+            message = await receive()
+            body, more = body + message.get("body", b""), message.get("more_body", False)
+        if b'"tools/call"' in body:
+            await Response(status_code=code)(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if scope["method"] == "POST" and not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
 def _http_app() -> Any:
     routes = [
         Route("/authn", _challenge(401, 'Bearer error="invalid_token"'), methods=["GET", "POST"]),
@@ -207,9 +247,10 @@ def _http_app() -> Any:
             methods=["GET", "POST"],
         ),
         Route("/down", _down, methods=["GET", "POST", "DELETE"]),
+        Route("/status/{code:int}", _status, methods=["GET", "POST", "DELETE"]),
     ]
     app = build("healthy").streamable_http_app(host="127.0.0.1", custom_starlette_routes=routes)
-    return _Secure(app)
+    return _Secure(_RefuseCalls(app))
 
 
 def _serve_http() -> None:

@@ -51,7 +51,7 @@ from otel_mcp_health.core.facts import (
     WriteStarted,
 )
 from otel_mcp_health.core.observations import Observed, request_evidence
-from otel_mcp_health.core.vocabulary import AuthError, TransportOutcome
+from otel_mcp_health.core.vocabulary import AUTH_CHALLENGE_STATUSES, AuthError, TransportOutcome
 
 _OK = TransportOutcome.OK.value
 #: ``error.type`` of a ``CallToolResult`` with ``isError: true`` and of a request that hit its
@@ -86,7 +86,7 @@ PRECEDENCE: Final[Mapping[str, Mapping[str, Rule]]] = MappingProxyType(
             "auth_scope": _S,
             "session_id": _S,
         },
-        "http_rejected": {"answered": _S, "error_type": _S, _EXC: _S},
+        "http_rejected": {"answered": _S, "error_type": _S, "transport_outcome": _O, _EXC: _S},
         "oauth_failed": {
             "auth_error": _S,
             "error_type": _S,
@@ -119,7 +119,7 @@ PRECEDENCE: Final[Mapping[str, Mapping[str, Rule]]] = MappingProxyType(
             "error_type": _S,
         },
         "closed": {_EXC: _S, "written": _K, "transport_outcome": _O, "error_type": _S},
-        "http_collapsed": {_EXC: _S, "answered": _S, "error_type": _S},
+        "http_collapsed": {_EXC: _S, "answered": _S, "error_type": _S, "transport_outcome": _O},
         "rpc_error": {
             _EXC: _S,
             "answered": _S,
@@ -185,7 +185,8 @@ def _http_response(fact: HttpResponse, seen: Folded, network: str | None) -> Rea
 def _http_failure(fact: HttpFailure, seen: Folded, network: str | None) -> Reading:
     exc = fact.exception_type
     if fact.status is not None:
-        return "http_rejected", {"answered": True, "error_type": str(fact.status), _EXC: exc}
+        rejected = {"answered": True, "error_type": str(fact.status), _EXC: exc}
+        return "http_rejected", {**rejected, **_refused(fact.status)}
     if fact.oauth:  # the OAuth flow starts from the server's 401/403: the exchange itself worked
         return "oauth_failed", {
             "auth_error": AuthError.OAUTH_ERROR,
@@ -258,11 +259,21 @@ def _closed(exc: str, seen: Folded, network: str | None) -> dict[str, Any]:
     return values
 
 
+def _refused(status: int) -> dict[str, Any]:
+    """An error status that is the whole answer (no JSON-RPC envelope came): the transport
+    failed (``http_error``; docs/model.md#layers), unless it is an authorization challenge, which
+    the authorization layer judges."""
+    if status in AUTH_CHALLENGE_STATUSES:
+        return {}
+    return {"transport_outcome": TransportOutcome.HTTP_ERROR.value}
+
+
 def _rpc_error(fact: Raised, seen: Folded) -> Reading:
     exc, status, code = fact.exception_type, seen.http_status, fact.code
     if status is not None and status >= 400 and not seen.http_json_body:
         # The SDK collapsed an HTTP error status into a JSON-RPC code it made up: keep the status.
-        return "http_collapsed", {_EXC: exc, "answered": True, "error_type": str(status)}
+        values = {_EXC: exc, "answered": True, "error_type": str(status)}
+        return "http_collapsed", {**values, **_refused(status)}
     code_type = cap(str(code))
     values = {"answered": True, "transport_outcome": _OK, "written": True, "error_code": code}
     return "rpc_error", {_EXC: exc, **values, "error_type": code_type}

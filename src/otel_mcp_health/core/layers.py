@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from otel_mcp_health.core.evidence import NOT_APPLICABLE, CallEvidence
 from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.vocabulary import (
+    AUTH_CHALLENGE_STATUSES,
     LAYERS,
     METHOD_NOT_FOUND,
     OUTCOME_NOT_REQUIRED,
@@ -32,8 +33,6 @@ from otel_mcp_health.core.vocabulary import (
     NextAction,
     TransportOutcome,
 )
-
-_AUTH_CHALLENGES = (401, 403)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +63,7 @@ def _transport(call: CallEvidence) -> LayerJudgement:
             return _failed(f"http_{status}", NextAction.RETRY_WITHIN_BUDGET)
         return _PASSED
     if t.outcome is TransportOutcome.HTTP_ERROR:
-        if status in _AUTH_CHALLENGES:
+        if status in AUTH_CHALLENGE_STATUSES:
             return _PASSED  # the server answered; the authorization layer judges the challenge
         reason = f"http_{status}" if status is not None else t.outcome.value
         return _failed(reason, NextAction.RETRY_WITHIN_BUDGET)

@@ -152,6 +152,12 @@ SILENT_TRANSPORT_OUTCOMES: frozenset[TransportOutcome] = frozenset(
 )
 
 
+#: HTTP statuses that are an authorization challenge: the server answered (the transport passed)
+#: and the authorization layer judges them (docs/model.md#layers). Any other error status that
+#: is the whole answer to a request is the transport's failure, ``http_<status>``.
+AUTH_CHALLENGE_STATUSES: frozenset[int] = frozenset({401, 403})
+
+
 class AuthError(StrEnum):
     """Sanitized ``WWW-Authenticate`` error codes (RFC 6750) plus OAuth flow failures."""
 
