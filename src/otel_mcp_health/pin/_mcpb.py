@@ -19,13 +19,17 @@ What is pinned, in order of preference:
 from __future__ import annotations
 
 import hashlib
+import ntpath
 import re
+import stat
+import struct
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, Final
 
 from otel_mcp_health.core.digest import PROJECTED_MEMBERS
+from otel_mcp_health.pin._bundle_zip import LayoutError, open_zip
 from otel_mcp_health.pin._errors import PinInputError
 from otel_mcp_health.pin._sources import Source, parse_json, tool_objects
 
@@ -34,6 +38,7 @@ MAX_MANIFEST_BYTES: Final = 4 * 1024 * 1024
 MANIFEST: Final = "manifest.json"
 _HEX64: Final = re.compile(r"(?:[sS][hH][aA]256:)?([0-9a-fA-F]{64})")
 _CHUNK: Final = 1024 * 1024
+_UNICODE_PATH: Final = 0x7075
 
 
 def expected_sha256(raw: str | None) -> str | None:
@@ -63,10 +68,12 @@ def _capped(handle: IO[bytes], shown: str) -> bytes:
 
 def _at_root(name: str) -> bool:
     """``name`` reads as the root ``manifest.json`` to some unzip tool: ``./manifest.json``,
-    ``/manifest.json``, ``a/../manifest.json`` and backslash or case variants count, so a bundle
-    cannot hold a second copy that another reader would pick instead of ours."""
+    ``/manifest.json``, ``a/../manifest.json``, backslashes, another case, and what a Windows
+    extractor makes of a drive or share prefix (``C:``, ``//server/share/``) or of trailing dots
+    and spaces count, so a bundle cannot hold a second copy that another reader would pick."""
     parts: list[str] = []
-    for part in name.replace("\\", "/").split("/"):
+    for raw in ntpath.splitdrive(name.replace("\\", "/"))[1].split("/"):
+        part = raw if raw in (".", "..") else raw.rstrip(" .")
         if part == "..":
             if not parts:
                 return False  # above the root (zip slip): never the bundle's manifest
@@ -76,14 +83,42 @@ def _at_root(name: str) -> bool:
     return [part.casefold() for part in parts] == [MANIFEST]
 
 
+def _unicode_paths(extra: bytes) -> list[str]:
+    """The names an Info-ZIP Unicode Path extra field (0x7075) gives a member: unzip, 7-Zip and
+    libarchive extract the member under that name, Python's ``zipfile`` ignores it."""
+    names, at = [], 0
+    while at + 4 <= len(extra):
+        kind, size = struct.unpack_from("<HH", extra, at)
+        if kind == _UNICODE_PATH and size >= 5:
+            names.append(extra[at + 9 : at + 4 + size].decode("utf-8", "replace"))
+        at += 4 + size
+    return names
+
+
+def _spellings(info: zipfile.ZipInfo) -> list[str]:
+    return [info.filename, *_unicode_paths(info.extra)]
+
+
+def _not_regular(info: zipfile.ZipInfo) -> bool:
+    """A member a Unix extractor restores as a link, device or directory, not a file."""
+    kind = stat.S_IFMT(info.external_attr >> 16)
+    return kind not in (0, stat.S_IFREG)
+
+
 def _from_zip(handle: IO[bytes], path: str) -> bytes:
     """The bytes of the root ``manifest.json`` of the zip, capped; nothing else is read."""
     try:
-        with zipfile.ZipFile(handle) as bundle:
-            found = [info for info in bundle.infolist() if _at_root(info.filename)]
+        with open_zip(handle) as bundle:
+            found = [
+                info
+                for info in bundle.infolist()
+                if any(_at_root(name) for name in _spellings(info))
+            ]
             if len(found) != 1:
                 what = "no manifest.json at its root" if not found else "manifest.json twice"
                 raise PinInputError(f"{path}: the bundle has {what}")
+            if _not_regular(found[0]):
+                raise PinInputError(f"{path}: the bundle's manifest.json is not a regular file")
             if found[0].file_size > MAX_MANIFEST_BYTES:
                 raise PinInputError(
                     f"{path}: manifest.json is larger than {MAX_MANIFEST_BYTES} bytes"
@@ -93,6 +128,8 @@ def _from_zip(handle: IO[bytes], path: str) -> bytes:
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError):
         # RuntimeError: an encrypted member; NotImplementedError: an unknown compression.
         raise PinInputError(f"{path}: not a readable .mcpb (zip) bundle") from None
+    except LayoutError as exc:
+        raise PinInputError(f"{path}: not a readable .mcpb (zip) bundle: {exc}") from None
 
 
 def _manifest_bytes(path: str, sha256: str | None) -> tuple[bytes, str]:
