@@ -13,7 +13,12 @@ import os
 import stat
 from typing import Final, Literal
 
-_FLAGS: Final = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_FLAGS: Final = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_NOCTTY", 0)  # a terminal never becomes a daemon's controlling terminal
+)
 
 
 class FileRefusedError(Exception):
@@ -27,7 +32,10 @@ class FileRefusedError(Exception):
 def read_regular_file(path: str, cap: int) -> bytes:
     """The bytes of ``path``: a regular file of at most ``cap`` bytes, opened without blocking;
     else :class:`FileRefusedError`, or :class:`OSError` when it cannot be opened or read."""
-    fd = os.open(path, _FLAGS)
+    try:
+        fd = os.open(path, _FLAGS)
+    except ValueError:  # a NUL in the path: nothing on disk has that name
+        raise FileRefusedError("not_a_file") from None
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
             raise FileRefusedError("not_a_file")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import socket
+import sys
 import threading
 import time
 import urllib.parse
@@ -65,7 +66,11 @@ class _Handler(BaseHTTPRequestHandler):
         super().send_error(code)
 
     def do_GET(self) -> None:
-        parts = urllib.parse.urlsplit(self.path)
+        try:
+            parts = urllib.parse.urlsplit(self.path)
+        except ValueError:  # e.g. a bracketed host that is no address; the message quotes it
+            self._answer(400, "bad request: /probe?target=NAME&module=MODULE\n")
+            return
         if parts.path == "/metrics":
             self._answer(200, self.service.stats.render())
         elif parts.path == "/probe":
@@ -138,6 +143,12 @@ class _BoundedServer(ThreadingHTTPServer):
             super().close_request(request)  # type: ignore[arg-type]
         finally:
             self._slots.release()
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """One fixed line instead of the standard library's traceback, which may quote what the
+        client sent."""
+        del request, client_address
+        sys.stderr.write("otel-mcp-health probe: a request failed in the prober\n")
 
 
 class _Server6(_BoundedServer):
