@@ -186,6 +186,10 @@ def _http_failure(fact: HttpFailure, seen: Folded, network: str | None) -> Readi
     exc = fact.exception_type
     if fact.status is not None:
         rejected = {"answered": True, "error_type": str(fact.status), _EXC: exc}
+        if seen.http_json_body:
+            # The body may be the server's own JSON-RPC error (mcp 1.x raised before reading
+            # it): not ours to call a transport failure.
+            return "http_rejected", rejected
         return "http_rejected", {**rejected, **_refused(fact.status)}
     if fact.oauth:  # the OAuth flow starts from the server's 401/403: the exchange itself worked
         return "oauth_failed", {
@@ -270,7 +274,7 @@ def _refused(status: int) -> dict[str, Any]:
 
 def _rpc_error(fact: Raised, seen: Folded) -> Reading:
     exc, status, code = fact.exception_type, seen.http_status, fact.code
-    if status is not None and status >= 400 and not seen.http_json_body:
+    if status is not None and status >= 300 and not seen.http_json_body:
         # The SDK collapsed an HTTP error status into a JSON-RPC code it made up: keep the status.
         values = {_EXC: exc, "answered": True, "error_type": str(status)}
         return "http_collapsed", {**values, **_refused(status)}

@@ -114,7 +114,7 @@ def _failure_facts(exc: BaseException) -> list[Fact]:
     exception_type = type(leaf(exc)).__qualname__
     response = getattr(leaf(exc), "response", None)
     status = getattr(response, "status_code", None)
-    if isinstance(status, int) and status >= 400:
+    if isinstance(status, int) and status >= 300:  # an error, or a redirect nobody followed
         return [_response_fact(response), HttpFailure(exception_type, status=status)]
     failure = classify_transport_failure(exc)
     outcome, written, oauth = failure.outcome, failure.written, failure.oauth
