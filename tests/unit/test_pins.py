@@ -504,3 +504,14 @@ def test_parse_raises_only_pins_error_on_any_toml_shape(
     except PinsError:
         return
     assert parse_pins(render_pins(parsed)) == parsed
+
+
+def test_a_hand_edited_file_in_another_tool_order_reads_the_same_and_rewrites_stably() -> None:
+    """Found by the mutation test above: a tool renamed by hand now sorts elsewhere; the reader
+    sorts, so the file and its rewrite are the same pins."""
+    text = PIN_FILE.read_text("utf-8").replace('name = "search_tickets"', 'name = "a_tickets"')
+    parsed = parse_pins(text)
+    names = [pin.name for pin in parsed.servers[0].tools]
+    assert names == sorted(names)
+    assert "a_tickets" in names
+    assert parse_pins(render_pins(parsed)) == parsed

@@ -205,11 +205,14 @@ def pin_server(
 
 
 def parse_pins(text: str) -> PinFile:
-    """The pin file in ``text``, or :class:`PinsError` (never another exception)."""
+    """The pin file in ``text``, or :class:`PinsError` (never another exception). Each entry's
+    tools come sorted by name, as the writer writes them, so a hand-edited file in another order
+    reads the same and survives a rewrite unchanged."""
     document = parse_document(text, PINS_FORMAT, DIGEST_PROJECTION)
     servers = []
     for server in document:
-        tools = tuple(ToolPin(t["name"], t.get("digest"), t.get("members", {})) for t in server)
+        listed = (ToolPin(t["name"], t.get("digest"), t.get("members", {})) for t in server)
+        tools = tuple(sorted(listed, key=lambda pin: pin.name))
         servers.append(_server(server.fields, tools))
     return PinFile(tuple(servers))
 
