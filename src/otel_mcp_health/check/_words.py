@@ -162,7 +162,8 @@ def _approval_lines(approval: Mapping[str, Any] | None) -> list[str]:
     if approval.get("changedMembers"):
         lines.append(f"          changed members: {' '.join(approval['changedMembers'])}")
     if uncompared:
-        lines.append(f"          not compared (partial pins): {' '.join(uncompared)}")
+        shown = " ".join(uncompared)
+        lines.append(f"          not compared for some tools (partial pins): {shown}")
     return lines
 
 
