@@ -186,9 +186,7 @@ def _http_failure(fact: HttpFailure, seen: Folded, network: str | None) -> Readi
     exc = fact.exception_type
     if fact.status is not None:
         rejected = {"answered": True, "error_type": str(fact.status), _EXC: exc}
-        if seen.http_json_body:
-            # The body may be the server's own JSON-RPC error (mcp 1.x raised before reading
-            # it): not ours to call a transport failure.
+        if seen.http_json_body:  # maybe the server's JSON-RPC error, unread by mcp 1.x
             return "http_rejected", rejected
         return "http_rejected", {**rejected, **_refused(fact.status)}
     if fact.oauth:  # the OAuth flow starts from the server's 401/403: the exchange itself worked
