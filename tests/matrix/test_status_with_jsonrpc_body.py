@@ -45,6 +45,7 @@ def _serve() -> None:
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen(64)  # before the URL is printed: a client may connect at once
     print(f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", flush=True)
     config = uvicorn.Config(_refuse, log_level="warning", lifespan="off")
     uvicorn.Server(config).run(sockets=[sock])

@@ -38,6 +38,7 @@ def _serve() -> None:
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
+    sock.listen(64)  # before the URL is printed: a client may connect at once
     _PORT.append(sock.getsockname()[1])
     print(f"http://127.0.0.1:{_PORT[0]}/mcp", flush=True)
     config = uvicorn.Config(_redirect, log_level="warning", lifespan="off")
