@@ -50,14 +50,23 @@ if __name__ == "__main__":
     sys.exit(0)
 
 from collections.abc import Iterator  # noqa: E402
+from importlib.metadata import version  # noqa: E402
 
 from tests.matrix.test_scenario_table import KINDS, attempt, client_spans  # noqa: E402
 from tests.support.matrix_drivers import Events, connect, http_server  # noqa: E402
 from tests.support.processor_helpers import Pipeline, attrs  # noqa: E402
 
 from otel_mcp_health import attributes as A  # noqa: E402
+from otel_mcp_health.core.vocabulary import GREEN  # noqa: E402
 
 pytestmark = pytest.mark.anyio
+
+
+def _status_reaches_the_instrumentation() -> bool:
+    """Measured: mcp 1.30 and 2.3 leave the 307 where the instrumentation reads it; mcp 1.19 and
+    2.0 do not (docs/model.md)."""
+    major, minor = (int(part) for part in version("mcp").split(".")[:2])
+    return (major, minor) >= ((1, 30) if major == 1 else (2, 3))
 
 
 @pytest.fixture
@@ -80,6 +89,9 @@ async def test_an_unfollowed_redirect_at_the_handshake_is_a_transport_error(
         for s in client_spans(verdicts)
         if s.name == "initialize"
     ]
-    assert judged == [("transport_error", "http_307", "transport")]
+    if _status_reaches_the_instrumentation():
+        assert judged == [("transport_error", "http_307", "transport")]
+    else:  # mcp 1.19 and 2.0: the handshake has no verdict, and never a green one
+        assert all(row[0] not in GREEN for row in judged), judged
     exported = "\n".join(span.to_json() for span in verdicts.spans())
     assert "elsewhere" not in exported  # the Location's path is not exported
