@@ -42,6 +42,9 @@ nox.options.sessions = ["mcp_oldest_1x", "mcp_latest_1x", "mcp_oldest_2x", "wrap
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 #: The scenario tables every cell runs.
 TABLES = ["tests/matrix"]
+#: The differential (exported spans and metrics against the golden of the line): on the latest
+#: mcp 1.x cell; the newest 2.x cell is ``.venv``. The oldest cells export differently.
+DIFFERENTIAL = "tests/differential"
 #: The runnable examples (``examples/``, run by ``tests/examples``): the cells that install a
 #: framework with an example run it there, with the plain ``ClientSession`` one on their mcp line.
 EXAMPLES = "tests/examples"
@@ -118,7 +121,10 @@ def mcp_latest_1x(session: nox.Session) -> None:
     pins mcp < 2; its agent loop is langgraph's)."""
     pins = ["mcp == 1.30.0", "fastmcp == 3.4.11", *LANGCHAIN_PINS]
     _cell(
-        session, pins, [*TABLES, EXAMPLES], ("test_langchain_default.py", "test_langchain_sse.py")
+        session,
+        pins,
+        [*TABLES, EXAMPLES, DIFFERENTIAL],
+        ("test_langchain_default.py", "test_langchain_sse.py"),
     )
 
 
