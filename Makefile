@@ -48,6 +48,7 @@ coverage: $(STAMP)
 ## The cost gate (benchmarks/cost_gate.py, ~10 min under valgrind): instructions per in-process
 ## tools/call (mcp 2.x and 1.x, processor on), per tools/list page and per cold digest, against
 ## benchmarks/cost_baseline.json; more than +5 % fails. `make cost-baseline` rewrites the file.
+## On a fresh checkout it first builds the matrix's mcp 1.x venv (the cell's installs, no tests).
 cost: $(STAMP)
 	$(BIN)/python benchmarks/cost_gate.py
 
