@@ -10,9 +10,11 @@ that made the product cheaper (lower the bar), or one whose cost was weighed and
 in the commit). The ``rfc8785`` reference recipe is counted beside the cold digest, for the ratio
 only (never gated).
 
-The mcp 1.x line runs in the matrix's ``mcp_latest_1x`` venv (``noxfile.py``; ``make matrix``
-creates it), this tree's ``src`` first on its path. Missing valgrind or a missing venv fails the
-gate: nothing counted is never a pass.
+The mcp 1.x line runs in the matrix's ``mcp_latest_1x`` venv, this tree's ``src`` first on its
+path. Where that venv is missing (a fresh checkout, before any ``make matrix``), the gate builds it
+first the way the matrix does (``nox --install-only``: the same pins, the same cache directory), so
+``make cost`` needs no other target before it. Missing valgrind, or a venv that could not be
+built, fails the gate: nothing counted is never a pass.
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ NOX_ENVDIR = Path(
         Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "otel-mcp-health-nox",
     )
 )
-MCP_1X = NOX_ENVDIR / "mcp_latest_1x" / "bin" / "python"
+#: The matrix cell whose venv runs the mcp 1.x metrics (``noxfile.py`` holds its pins).
+MCP_1X_CELL = "mcp_latest_1x"
+MCP_1X = NOX_ENVDIR / MCP_1X_CELL / "bin" / "python"
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,26 @@ def _instructions(metric: Metric, count: int) -> int:
     if proc.returncode or found is None:
         raise RuntimeError(f"{metric.mode} x{count}: exit {proc.returncode}: {proc.stderr[-800:]}")
     return int(found.group(1))
+
+
+def provisioning(names: list[str], python: Path = MCP_1X) -> list[str] | None:
+    """The command that builds the mcp 1.x venv at ``python`` when a named metric runs there and
+    it does not exist yet; ``None`` when nothing needs building. It is the matrix cell's own
+    install step (``nox``'s ``--install-only`` runs a session's installs and nothing else), so the
+    venv has the cell's pins and lands where the matrix reuses it."""
+    if python.exists() or not any(METRICS[name].python == python for name in names):
+        return None
+    envdir = python.parents[2]
+    return [
+        sys.executable,
+        "-m",
+        "nox",
+        "-s",
+        MCP_1X_CELL,
+        "--install-only",
+        "--envdir",
+        str(envdir),
+    ]
 
 
 def measure(names: list[str]) -> dict[str, float]:
@@ -134,9 +158,12 @@ def main() -> int:
     if shutil.which("valgrind") is None:
         print("cost gate: valgrind is not installed (make provision installs it)", file=sys.stderr)
         return 2
-    if not MCP_1X.exists() and any(METRICS[name].python == MCP_1X for name in names):
-        print(f"cost gate: no mcp 1.x venv at {MCP_1X} (make matrix creates it)", file=sys.stderr)
-        return 2
+    build = provisioning(names)
+    if build is not None:
+        print(f"cost gate: building the mcp 1.x venv ({MCP_1X_CELL}) at {MCP_1X.parent.parent}")
+        if subprocess.run(build, cwd=ROOT, check=False).returncode or not MCP_1X.exists():
+            print(f"cost gate: could not build the mcp 1.x venv at {MCP_1X}", file=sys.stderr)
+            return 2
     measured = measure(names)
     if args.write_baseline:
         figures = {name: round(value) for name, value in measured.items()}

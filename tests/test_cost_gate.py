@@ -5,6 +5,12 @@ The counting itself runs under valgrind in ``make cost``; here the rule alone, o
 
 from __future__ import annotations
 
+import ast
+import sys
+from dataclasses import replace
+from pathlib import Path
+from unittest.mock import patch
+
 from benchmarks import cost_gate
 
 CALL = "tools/call, in-process, mcp 2.x, processor on"
@@ -29,3 +35,40 @@ def test_the_baseline_names_every_metric() -> None:
 
     baseline = json.loads(cost_gate.BASELINE.read_text(encoding="utf-8"))
     assert set(baseline) == set(cost_gate.METRICS)
+
+
+def test_a_missing_mcp_1x_venv_is_built_by_the_matrix_cells_own_install_step(
+    tmp_path: Path,
+) -> None:
+    python = tmp_path / "nox" / cost_gate.MCP_1X_CELL / "bin" / "python"
+    names = list(cost_gate.METRICS)
+    metrics = {
+        name: replace(m, python=python) if m.python == cost_gate.MCP_1X else m
+        for name, m in cost_gate.METRICS.items()
+    }
+    with patch.dict(cost_gate.METRICS, metrics):
+        assert cost_gate.provisioning(names, python) == [
+            sys.executable,
+            "-m",
+            "nox",
+            "-s",
+            "mcp_latest_1x",
+            "--install-only",
+            "--envdir",
+            str(tmp_path / "nox"),
+        ]
+        assert cost_gate.provisioning([n for n in names if "mcp 1.x" not in n], python) is None
+        python.parent.mkdir(parents=True)
+        python.touch()
+        assert cost_gate.provisioning(names, python) is None
+
+
+def test_the_cell_it_builds_is_a_session_of_the_noxfile() -> None:
+    tree = ast.parse((cost_gate.ROOT / "noxfile.py").read_text(encoding="utf-8"))
+    sessions = {
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and any("nox.session" in ast.unparse(d) for d in node.decorator_list)
+    }
+    assert cost_gate.MCP_1X_CELL in sessions

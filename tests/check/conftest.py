@@ -3,12 +3,12 @@ and our own failing servers (``check_servers.py``), each started the way ``check
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Iterator
 
 import pytest
 from tests.check.check_support import EVERYTHING, PROVISION, SERVERS
+from tests.support.served import served
 
 
 @pytest.fixture(scope="session")
@@ -30,14 +30,5 @@ def time_server() -> list[str]:
 @pytest.fixture(scope="session")
 def http_base() -> Iterator[str]:
     """Our HTTP server in a subprocess (its paths are listed in ``check_servers.py``)."""
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVERS), "http"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        assert line.startswith("http://127.0.0.1:"), line
-        yield line
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with served([sys.executable, str(SERVERS), "http"]) as url:
+        yield url

@@ -11,7 +11,6 @@ applies.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 from tests.check.check_support import check
 from tests.integration.approval_servers import CANARY_PIN_DESCRIPTION, CHANGES, server_name
 from tests.integration.test_approval_zero_code import ROOT, reviewed, write_pins
+from tests.support.served import served
 
 from otel_mcp_health.core.pins import pin_server
 
@@ -38,20 +38,9 @@ def pins(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def drifted_http() -> Iterator[str]:
     """``approval-description`` over streamable HTTP (its description changed since pinning)."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.integration.approval_servers", "http", "description"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), url
+    argv = [sys.executable, "-m", "tests.integration.approval_servers", "http", "description"]
+    with served(argv, cwd=ROOT) as url:
         yield url + "/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def test_a_drifted_server_exits_unhealthy_and_says_why(pins: Path) -> None:

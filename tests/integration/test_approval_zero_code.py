@@ -17,7 +17,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from tests.integration.approval_servers import (
 )
 from tests.outcomes.test_zero_code_policy import _receiver
 from tests.processor.test_zero_code import INSTRUMENT
+from tests.support.served import served
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.pins import PinFile, pin_server, render_pins
@@ -288,23 +289,9 @@ def test_a_tool_filter_installs_a_subset_and_approval_judges_the_discovery(pins:
 @contextmanager
 def _http_servers(*servers: tuple[str, str]) -> Iterator[list[str]]:
     """Streamable HTTP servers (change, name), each in its own process; their base URLs."""
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-m", "tests.integration.approval_servers", "http", *server],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for server in servers
-    ]
-    try:
-        urls = [p.stdout.readline().strip() for p in processes if p.stdout is not None]
-        assert all(url.startswith("http://127.0.0.1:") for url in urls), urls
-        yield urls
-    finally:
-        for process in processes:
-            process.terminate()
-            process.wait(timeout=10)
+    module = [sys.executable, "-m", "tests.integration.approval_servers", "http"]
+    with ExitStack() as stack:
+        yield [stack.enter_context(served([*module, *server], cwd=ROOT)) for server in servers]
 
 
 def test_two_same_named_servers_are_told_apart_by_port(tmp_path: Path) -> None:

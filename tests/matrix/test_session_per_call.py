@@ -10,9 +10,7 @@ so), and a ``list_changed`` heard by any session makes the catalog stale for all
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -21,10 +19,10 @@ from opentelemetry.sdk.trace import ReadableSpan
 from tests.support.framework_cells import tool_calls
 from tests.support.matrix_drivers import Events, connect
 from tests.support.processor_helpers import Pipeline
+from tests.support.readme_policy import installed_readme_policy
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import flush_receipts
-from otel_mcp_health.verifiers import OutcomePolicy
 
 pytestmark = pytest.mark.anyio
 
@@ -102,20 +100,12 @@ async def test_another_server_inherits_nothing(verdicts: Pipeline, reference_url
     assert row(call)[1:] == ("stale_catalog", "catalog_no_discovery", None)
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-
-
 @pytest.fixture
-def readme_policy(tmp_path: Path) -> Iterator[None]:
+def readme_policy() -> Iterator[None]:
     """The README's declarative outcome policy (its ``outcomes.toml``: read-only tools need no
     verifier), installed as ``OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES`` would install it."""
-    blocks = re.findall(r"```toml\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
-    path = tmp_path / "outcomes.toml"
-    path.write_text(next(b for b in blocks if "read_only = true" in b), encoding="utf-8")
-    policy = OutcomePolicy.load(path)
-    policy.install()
-    yield
-    policy.uninstall()
+    with installed_readme_policy():
+        yield
 
 
 #: (tool, arguments, read timeout) -> the verdict and reason of a session that listed the tools.

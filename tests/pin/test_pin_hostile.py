@@ -21,6 +21,7 @@ from otel_mcp_health.pin._command import Target, create, read_pins
 from otel_mcp_health.pin._sources import tools_file
 from tests.check.check_support import check
 from tests.pin.pin_support import pin
+from tests.support.served import served
 
 SERVER = Path(__file__).resolve().parent / "two_path_server.py"
 TOOL = {"name": "read_file", "description": "Read", "inputSchema": {"type": "object"}}
@@ -29,15 +30,8 @@ TOOL = {"name": "read_file", "description": "Read", "inputSchema": {"type": "obj
 @pytest.fixture
 def http_url() -> Iterator[str]:
     """two_path_server over streamable HTTP named ``srv``: ``/mcp`` base, ``/evil`` poisoned."""
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "http", "srv"], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stdout is not None
-        yield proc.stdout.readline().strip()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with served([sys.executable, str(SERVER), "http", "srv"]) as url:
+        yield url
 
 
 def _stdio(variant: str) -> list[str]:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from opentelemetry.sdk.trace.export import SpanExporter
+from tests.support.served import served
 
 from otel_mcp_health.probe import load_config
 from otel_mcp_health.probe._http import serving
@@ -32,15 +32,8 @@ def stdio_command(variant: str = "healthy") -> list[str]:
 @pytest.fixture(scope="session")
 def servers() -> Iterator[str]:
     """The probe's HTTP/SSE test servers in their own process; yields the base URL."""
-    proc = subprocess.Popen([sys.executable, str(SERVERS)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        assert line.startswith("http://127.0.0.1:"), line
-        yield line
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with served([sys.executable, str(SERVERS)]) as url:
+        yield url
 
 
 def server_counts(base: str) -> dict[str, int]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import os
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -30,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+
+from tests.support.served import served
 
 #: The reference servers' directory: each server script there imports the modules beside it.
 INTEGRATION = Path(__file__).resolve().parent.parent / "integration"
@@ -212,15 +213,8 @@ async def _streams(transport: str, url: str | None) -> AsyncIterator[tuple[Any, 
 def http_server(*argv: str) -> Iterator[str]:
     """A server script (``argv`` after the interpreter) over streamable HTTP in its own process,
     run by :data:`SERVER_PYTHON`; yields the base URL it prints on its first line."""
-    process = subprocess.Popen([SERVER_PYTHON, *argv], stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), url
+    with served([SERVER_PYTHON, *argv]) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @asynccontextmanager

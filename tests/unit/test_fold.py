@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.support.fold_strategies import FACTS, NETWORKS, SEEDS
 from tests.support.request_reading import decode_request
 
 from otel_mcp_health import _codec
@@ -17,73 +18,14 @@ from otel_mcp_health.core.evidence import (
     NOT_APPLICABLE,
     CallEvidence,
     ExecutionEvidence,
-    Page,
     ProtocolEvidence,
     RequestEvidence,
 )
 from otel_mcp_health.core.fold import PRECEDENCE, TIMEOUT, TOOL_ERROR, Rule, fold, records
 from otel_mcp_health.core.observations import Observed
-from otel_mcp_health.core.vocabulary import AuthError, TransportOutcome
-
-_TEXT = st.text(max_size=6)
-_OPT_TEXT = st.none() | _TEXT
-_OPT_BOOL = st.none() | st.booleans()
-_OUTCOMES = st.sampled_from([o.value for o in TransportOutcome])
-_FACTS = st.one_of(
-    st.builds(
-        F.HttpResponse,
-        st.integers(100, 599),
-        st.booleans(),
-        st.none() | st.sampled_from(AuthError),
-        st.lists(_TEXT.filter(lambda t: t.strip() == t and " " not in t and t), max_size=2).map(
-            tuple
-        ),
-        _OPT_TEXT,
-    ),
-    st.builds(
-        F.HttpFailure,
-        _TEXT,
-        st.none() | st.integers(400, 599),
-        st.none() | _OUTCOMES,
-        _OPT_BOOL,
-        st.booleans(),
-    ),
-    st.builds(F.SdkEntered, st.booleans()),
-    st.just(F.WriteStarted()),
-    st.builds(F.SdkExit, st.none() | st.sampled_from(F.Failure)),
-    st.builds(F.Result, _OPT_BOOL),
-    st.builds(F.Raised, st.sampled_from(F.Failure), _TEXT, st.integers(-33000, 33000)),
-    st.builds(F.OutputSchema, st.booleans()),
-    st.builds(
-        F.HandshakeResult,
-        _OPT_TEXT,
-        _OPT_TEXT,
-        st.booleans(),
-        st.booleans(),
-        _OPT_TEXT,
-        _OPT_TEXT,
-        _OPT_TEXT,
-    ),
-    st.builds(
-        F.PageResult,
-        st.builds(Page, cursor=_OPT_TEXT, next_cursor=_OPT_TEXT),
-        st.integers(0, 9),
-        _OPT_TEXT,
-        _OPT_TEXT,
-        st.none() | st.integers(0, 9),
-    ),
-)
-_SEEDS = st.builds(
-    Observed,
-    method=st.sampled_from(["tools/call", "tools/list", "initialize", "server/discover"]),
-    tool_name=_OPT_TEXT,
-    read_only=_OPT_BOOL,
-    request_id=_OPT_TEXT,
-)
-_NETWORKS = st.sampled_from([None, "pipe", "tcp"])
 
 
-@given(_SEEDS, st.lists(_FACTS, max_size=8), _NETWORKS)
+@given(SEEDS, st.lists(FACTS, max_size=8), NETWORKS)
 def test_facts_fold_into_records_that_the_codec_reads_back(
     seed: Observed, facts: list[F.Fact], network: str | None
 ) -> None:
@@ -113,20 +55,7 @@ def _as_read(request: RequestEvidence) -> RequestEvidence:
     return dataclasses.replace(request, call=dataclasses.replace(call, protocol=protocol))
 
 
-@given(_SEEDS, st.lists(_FACTS, max_size=8), st.lists(_FACTS, max_size=8), _NETWORKS)
-def test_the_fold_is_pure_and_deterministic(
-    seed: Observed, facts: list[F.Fact], other: list[F.Fact], network: str | None
-) -> None:
-    """Its inputs come back untouched, and no fold in between changes what the same inputs fold
-    into: no state is kept from one request to the next."""
-    seed_before, facts_before = _fields(seed), list(facts)
-    first = _fields(fold(seed, facts, network=network))
-    assert (_fields(seed), facts) == (seed_before, facts_before)
-    fold(dataclasses.replace(seed), other, network=network)
-    assert _fields(fold(dataclasses.replace(seed), list(facts), network=network)) == first
-
-
-@given(_SEEDS, st.lists(_FACTS, max_size=8), _NETWORKS)
+@given(SEEDS, st.lists(FACTS, max_size=8), NETWORKS)
 def test_the_first_classification_of_an_exception_wins(
     seed: Observed, facts: list[F.Fact], network: str | None
 ) -> None:
@@ -151,7 +80,7 @@ def test_an_inference_never_overrides_an_observation() -> None:
 
 def test_the_write_is_seen_only_after_the_sdk_block_began() -> None:
     assert fold(Observed(method="m"), [F.WriteStarted()], network=None).write_started is None
-    steps = [F.SdkEntered(), F.WriteStarted()]
+    steps: list[F.Fact] = [F.SdkEntered(), F.WriteStarted()]
     assert fold(Observed(method="m"), steps, network=None).write_started is True
 
 
@@ -192,7 +121,11 @@ def _fields(seen: object) -> dict[str, object]:
 
 
 def test_a_call_record_of_a_silent_call() -> None:
-    facts = [F.SdkEntered(), F.WriteStarted(), F.Raised(F.Failure.CANCELLED, "CancelledError")]
+    facts: list[F.Fact] = [
+        F.SdkEntered(),
+        F.WriteStarted(),
+        F.Raised(F.Failure.CANCELLED, "CancelledError"),
+    ]
     built = records(Observed(method="tools/call", tool_name="t"), facts, network=None)
     assert built.request == RequestEvidence(
         call=CallEvidence(

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from tests.support.served import served
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parents[2] / "src"
@@ -20,17 +21,8 @@ SRC = HERE.parents[2] / "src"
 @pytest.fixture(scope="session")
 def hostile() -> Iterator[str]:
     """``hostile_servers.py`` in its own process; yields its base URL."""
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE / "hostile_servers.py")], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        assert line.startswith("http://127.0.0.1:"), line
-        yield line
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with served([sys.executable, str(HERE / "hostile_servers.py")]) as url:
+        yield url
 
 
 @contextmanager
