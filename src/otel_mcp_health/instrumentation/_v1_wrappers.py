@@ -50,7 +50,8 @@ def _wire_params(method: Any, params: Any) -> dict[str, Any]:
         return {}
     if method in HANDSHAKE_METHODS:
         return params.model_dump(by_alias=True, mode="json", exclude_none=True)  # type: ignore[no-any-return]
-    fields = getattr(params, "__dict__", None) or {}  # pydantic's getattr miss costs ~2 µs
+    # Through __dict__: a getattr miss on a model is slow (docs/performance.md).
+    fields = getattr(params, "__dict__", None) or {}
     return {key: fields[key] for key in _READ_PARAMS if fields.get(key) is not None}
 
 
