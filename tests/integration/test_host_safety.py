@@ -1,7 +1,9 @@
 """The host comes first (issue 3 item 7).
 
 * The seam is read from the wrappers' own code: every call of our logic a wrapper makes goes
-  through a hook module's attribute, inside a fence (``with fence(...)`` or ``try/except``).
+  through a hook module's attribute, inside a fence (``with fence(...)`` or ``try/except``); a
+  factory-built wrapper (a row of the patch table) calls the hook it was built for, looked up
+  with ``getattr`` inside its fence.
 * With every function of our extraction seam (the hook modules) forced to raise, the application
   sees the same outcomes as without instrumentation, receives the very objects the SDK produced
   (``is``), and gets no new exception.
@@ -36,20 +38,22 @@ from tests.integration.mcp_health_support import STDIO_SERVER, Captured
 from otel_mcp_health.instrumentation import (
     McpHealthInstrumentor,
     _catalog_hooks,
+    _compat,
     _dispatch_wrappers,
-    _http,
-    _listen_wrappers,
+    _http_wrappers,
+    _session_wrappers,
+    _shell,
     _state,
     _v1_wrappers,
-    _wrappers,
 )
-from otel_mcp_health.instrumentation._wrappers import HOOK_MODULES
+from otel_mcp_health.instrumentation._shell import FACTORY_HOOKS, HOOK_MODULES
 from otel_mcp_health.package import _instruments
 
 pytestmark = pytest.mark.anyio
 
-#: The modules whose functions wrap the SDK (the shell), and the one that holds its data.
-WRAPPER_MODULES = (_wrappers, _dispatch_wrappers, _v1_wrappers, _http, _listen_wrappers)
+#: The modules whose functions wrap the SDK (the shell: the wrapper factories too, and the patch
+#: table whose rows they build), and the one that holds its data.
+WRAPPER_MODULES = (_shell, _session_wrappers, _dispatch_wrappers, _v1_wrappers, _http_wrappers)
 _SHELL = {module.__name__ for module in WRAPPER_MODULES} | {_state.__name__}
 _PACKAGE = "otel_mcp_health"
 
@@ -94,7 +98,10 @@ def _wrapper_calls() -> tuple[set[tuple[ModuleType, str]], list[str]]:
             if not isinstance(node, ast.Call):
                 continue
             func, where = node.func, f"{wrapper.__name__}:{node.lineno}"
-            if isinstance(func, ast.Name):
+            if _is_getattr(func):  # a factory's hook, looked up by name at call time
+                if node.lineno not in fenced:
+                    bypasses.append(f"{where} calls a hook found by getattr unfenced")
+            elif isinstance(func, ast.Name):
                 target = getattr(wrapper, func.id, None)
                 if _ours(target) and target.__module__ not in _SHELL:  # type: ignore[union-attr]
                     bypasses.append(f"{where} calls {func.id} by name")
@@ -109,7 +116,15 @@ def _wrapper_calls() -> tuple[set[tuple[ModuleType, str]], list[str]]:
                 seam.add((module, func.attr))
                 if node.lineno not in fenced:
                     bypasses.append(f"{where} calls {func.value.id}.{func.attr} unfenced")
+    seam.update(FACTORY_HOOKS)  # what the patch table's factory-built rows call
     return seam, bypasses
+
+
+def _is_getattr(func: ast.expr) -> bool:
+    """``getattr(...)(...)``: a call of whatever ``getattr`` found."""
+    return (
+        isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr"
+    )
 
 
 WRAPPER_CALLS, BYPASSES = _wrapper_calls()
@@ -205,6 +220,16 @@ async def test_seam_is_complete() -> None:
         "after_success",
     } <= called
     assert {module for module, _ in WRAPPER_CALLS} <= {*HOOK_MODULES}, "a hook module is missing"
+    # every factory-built row calls an existing hook of a hook module
+    assert FACTORY_HOOKS, "the patch table has no factory-built rows"
+    for module, name in FACTORY_HOOKS:
+        assert inspect.isfunction(getattr(module, name)), f"{module.__name__}.{name}"
+    assert {"register_session", "stream_ended", "listen_settled"} <= called
+    # the patch table's wrappers come from the shell modules only
+    for hook in (*_compat.HOOKS_1X, *_compat.HOOKS_2X):
+        if hook.wrapper is not None:
+            found = getattr(hook.wrapper, "func", hook.wrapper)  # a functools.partial's function
+            assert found.__module__ in _SHELL, f"{hook.module}.{hook.name}"
 
 
 #: Run 1 breaks everything (no session is ever registered). Run 2 lets sessions and requests

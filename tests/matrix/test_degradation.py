@@ -4,11 +4,15 @@ Each private hook of the installed line's table is taken away in turn (the instr
 it missing, as after an SDK rename). Then: ``instrument()`` raises nothing, one warning names the
 SDK version and the evidence that will be missing, the application sees what it sees without
 instrumentation, and a call that would be ``healthy`` is ``unverified`` with reason
-``evidence_missing`` -- never green -- with the missing evidence named on its span.
+``evidence_missing`` -- never green -- with the missing evidence named on its span. A private
+hook point that is still there but of another shape (its parameters changed) is handled the same
+way: it is not wrapped at all.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import logging
 from collections.abc import Iterator
 from importlib.metadata import version
@@ -125,3 +129,64 @@ async def test_a_missing_public_hook_installs_nothing_and_says_so(
         instrumentor.uninstrument()
     (error,) = [r for r in caplog.records if r.name.startswith("otel_mcp_health")]
     assert f"{public.module}.{public.name}" in error.getMessage()
+
+
+#: Private hook points whose wrapper reads the SDK's arguments by position (checked by shape).
+SHAPED = [hook for hook in PRIVATE if hook.reads and hook.wrapper is not None]
+
+
+def _plant_other_shape(hook: _compat.Hook, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Replace the hook point with a working function of another signature (``*args``): what a
+    minor SDK release could do. Returns the planted function."""
+    owner: Any = importlib.import_module(hook.module)
+    *path, attribute = hook.name.split(".")
+    for part in path:
+        owner = getattr(owner, part)
+    original = getattr(owner, attribute)
+    if inspect.iscoroutinefunction(original):
+
+        async def planted(*args: Any, **kwargs: Any) -> Any:
+            return await original(*args, **kwargs)
+    else:
+
+        def planted(*args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
+            return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, attribute, planted)
+    return planted
+
+
+@pytest.mark.usefixtures("verified_create_ticket")
+@pytest.mark.parametrize("hook", SHAPED, ids=lambda h: f"{h.module}.{h.name}")
+async def test_a_private_hook_of_another_shape_is_not_wrapped(
+    hook: _compat.Hook,
+    reference_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Like a framework hook point of another shape: one warning, nothing of that hook wrapped,
+    its evidence missing, and the application's calls through it work as before."""
+    assert hook.evidence is not None
+    transport, url = _transport(hook.evidence), reference_url + "/mcp"
+    planted = _plant_other_shape(hook, monkeypatch)
+    baseline = await _agent(transport, url)  # uninstrumented, over the planted function
+    pipeline = Pipeline.build()
+    with caplog.at_level(logging.WARNING, logger="otel_mcp_health"):
+        instrumentor = _instrumented(pipeline)
+    try:
+        assert hook not in _compat.installed()
+        owner: Any = importlib.import_module(hook.module)
+        for part in hook.name.split("."):
+            owner = getattr(owner, part)
+        assert owner is planted, "the hook point was wrapped"
+        assert await _agent(transport, url) == baseline
+    finally:
+        instrumentor.uninstrument()
+
+    (warning,) = [r for r in caplog.records if r.name.startswith("otel_mcp_health")]
+    message = warning.getMessage()
+    assert f"{hook.module}.{hook.name} of the expected shape" in message
+    assert EVIDENCE[hook.evidence] in message
+    attrs = dict(pipeline.last("tools/call create_ticket").attributes or {})
+    assert hook.evidence in attrs[A.EVIDENCE_MISSING]
+    assert (attrs[A.VERDICT], attrs[A.REASON]) == ("unverified", "evidence_missing")

@@ -20,30 +20,42 @@ from typing import Any
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
-def mismatch(module: str, name: str, wrapper: Any, reads: tuple[str, ...]) -> str | None:
+def mismatch(
+    module: str, name: str, wrapper: Any, reads: tuple[str, ...], *, any_kind: bool = False
+) -> str | None:
     """What about ``module``'s dotted ``name`` breaks the hook ``wrapper`` (which reads the
-    leading parameters ``reads``), or None when it has the expected shape. Never raises."""
+    leading parameters ``reads``), or None when it has the expected shape. ``any_kind``: the
+    wrapper hands back what it wrapped returned without awaiting it, so a plain function and a
+    coroutine function both fit. Never raises."""
     try:
-        return _mismatch(module, name, wrapper, reads)
+        return _mismatch(module, name, wrapper, reads, any_kind)
     except Exception as error:  # noqa: BLE001 - an unreadable hook point is a mismatch too
         return f"cannot be inspected ({type(error).__name__})"
 
 
-def _mismatch(module: str, name: str, wrapper: Any, reads: tuple[str, ...]) -> str | None:
+def _mismatch(
+    module: str, name: str, wrapper: Any, reads: tuple[str, ...], any_kind: bool
+) -> str | None:
     found = _hook_point(module, name)
     if found is None:
         return "is missing"
     function, method = found
     if not callable(function):
         return "is not callable"
+    if not any_kind and (kind := _kind_mismatch(wrapper, function)) is not None:
+        return kind
+    if not reads:
+        return None
+    return _lacks(function, method, reads)
+
+
+def _kind_mismatch(wrapper: Any, function: Any) -> str | None:
     awaited = inspect.iscoroutinefunction(wrapper)
     if awaited and not _is_async(function):
         return "is no longer a coroutine function (the hook awaits it)"
     if not awaited and _is_async(function):
         return "is now a coroutine function (the hook uses its return value)"
-    if not reads:
-        return None
-    return _lacks(function, method, reads)
+    return None
 
 
 def _hook_point(module: str, name: str) -> tuple[Any, bool] | None:

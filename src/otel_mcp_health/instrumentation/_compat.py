@@ -21,18 +21,30 @@ from typing import Final
 from opentelemetry.instrumentation.utils import unwrap
 from wrapt import wrap_function_wrapper
 
-from otel_mcp_health.instrumentation import _dispatch_wrappers, _http, _v1_wrappers, _wrappers
-from otel_mcp_health.instrumentation import _listen_wrappers as _listen
+from otel_mcp_health.frameworks._shape import mismatch
+from otel_mcp_health.instrumentation import (
+    _dispatch_wrappers,
+    _http_wrappers,
+    _session_hooks,
+    _session_wrappers,
+    _v1_wrappers,
+)
 from otel_mcp_health.instrumentation._sdk import EVIDENCE, MCP_LINE, installed_version
+from otel_mcp_health.instrumentation._shell import UnboundWrapper, after, bind
 from otel_mcp_health.instrumentation._state import Telemetry
-from otel_mcp_health.instrumentation._wrappers import UnboundWrapper
 
 _logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
 class Hook:
-    """One wrapt patch: ``module``'s attribute path ``name`` wrapped by ``wrapper``."""
+    """One wrapt patch: ``module``'s attribute path ``name`` wrapped by ``wrapper``.
+
+    A private hook point is checked for the shape its wrapper relies on before anything is
+    wrapped (:mod:`otel_mcp_health.frameworks._shape`): a coroutine function exactly when the
+    wrapper is one (unless ``any_kind``), and ``reads``, the leading parameters the wrapper reads
+    (after ``self``), still there in that order.
+    """
 
     module: str
     name: str
@@ -40,6 +52,17 @@ class Hook:
     wrapper: UnboundWrapper | None
     #: ``None`` for public API (required); else the ``_sdk.EVIDENCE`` key it provides.
     evidence: str | None = None
+    reads: tuple[str, ...] = ()
+    #: The wrapper hands back what the SDK's call returned without awaiting it: it fits a plain
+    #: function and a coroutine function alike.
+    any_kind: bool = False
+
+    def mismatch(self) -> str | None:
+        """What about a private hook point breaks its wrapper (``None``: the expected shape, or
+        nothing to check: public API and attributes that are read, not wrapped)."""
+        if self.evidence is None or self.wrapper is None:
+            return None
+        return mismatch(self.module, self.name, self.wrapper, self.reads, any_kind=self.any_kind)
 
 
 _SESSION = "mcp.client.session"
@@ -48,62 +71,141 @@ _JSONRPC = "mcp.shared.jsonrpc_dispatcher"
 _HTTP = "mcp.client.streamable_http"
 _STDIO = "mcp.client.stdio"
 _LISTEN = "mcp.client.subscriptions"
+_SESSIONS = _session_hooks
 
 #: Both lines: a session's life (registration, clock, duration), then a stdio server's start.
 _SESSION_LIFE = (
-    Hook(_SESSION, "ClientSession.__init__", _wrappers.session_init),
-    Hook(_SESSION, "ClientSession.__aenter__", _wrappers.session_aenter),
-    Hook(_SESSION, "ClientSession.__aexit__", _wrappers.session_aexit),
+    Hook(
+        _SESSION,
+        "ClientSession.__init__",
+        after(_SESSIONS, "register_session", "session registration", awaited=False),
+    ),
+    Hook(
+        _SESSION,
+        "ClientSession.__aenter__",
+        after(_SESSIONS, "session_started", "session start", awaited=True),
+    ),
+    Hook(_SESSION, "ClientSession.__aexit__", _session_wrappers.session_aexit),
 )
 _STDIO_PROCESS = Hook(
-    _STDIO, "_create_platform_compatible_process", _wrappers.stdio_process, "stdio_transport"
+    _STDIO,
+    "_create_platform_compatible_process",
+    _session_wrappers.stdio_process,
+    "stdio_transport",
+    reads=("command", "args", "env"),
 )
 #: Both lines: an in-process server starts reading its requests (names its sessions' server).
 _SERVER_RUN = Hook("mcp.server.lowlevel.server", "Server.run", _dispatch_wrappers.server_run)
+#: Both lines: the loop that reads a session's stream returned (the stream ended).
+_STREAM_END = after(_SESSIONS, "stream_ended", "session stream end", awaited=True, telemetry=True)
+
+
+def _http_transport(post: UnboundWrapper, httpx: str) -> tuple[Hook, ...]:
+    """The streamable HTTP transport's POST (``post``: per line), its HTTP client's ``send``
+    (``httpx``: the HTTP client module of the line) and its GET stream."""
+    return (
+        Hook(
+            _HTTP,
+            "StreamableHTTPTransport._handle_post_request",
+            post,
+            "http_status",
+            reads=("ctx",),
+        ),
+        Hook(httpx, "AsyncClient.send", _http_wrappers.client_send),
+        Hook(
+            _HTTP,
+            "StreamableHTTPTransport.handle_get_stream",
+            _http_wrappers.handle_get_stream,
+            "get_stream",
+            reads=("client", "read_stream_writer"),
+        ),
+    )
+
+
+#: mcp 2.x, 2026-07-28 era: a session's ``subscriptions/listen`` streams (its notification
+#: channel there): a route is registered before its request is written, the server's
+#: acknowledgment says what it honours, and the route settles once when the stream ends.
+_LISTEN_STREAMS = (
+    Hook(
+        _SESSION,
+        "ClientSession._register_listen_route",
+        after(_SESSIONS, "listen_route", "listen route", awaited=False, result=True),
+        "listen",
+    ),
+    Hook(
+        _LISTEN,
+        "ListenRoute.set_acked",
+        after(
+            _SESSIONS, "listen_acknowledged", "listen acknowledged", awaited=False, telemetry=True
+        ),
+        "listen",
+    ),
+    Hook(
+        _LISTEN,
+        "ListenRoute.settle",
+        after(_SESSIONS, "listen_settled", "listen settled", awaited=False, telemetry=True),
+        "listen",
+    ),
+)
 
 #: mcp 2.x: the dispatcher carries every request (module-level functions are looked up in their
 #: module at call time by the SDK, so patching the module attribute reaches every caller).
 HOOKS_2X: Final = (
     *_SESSION_LIFE,
-    Hook(_SESSION, "ClientSession.send_request", _wrappers.send_request),
-    Hook(_SESSION, "ClientSession.call_tool", _wrappers.call_tool),
-    Hook(_SESSION, "ClientSession.validate_tool_result", _wrappers.validate_tool_result),
-    Hook(_SESSION, "ClientSession._on_notify", _wrappers.notified, "list_changed"),
-    Hook(_SESSION, "ClientSession._on_request", _wrappers.requested, "elicitation"),
-    Hook("mcp.client.client", "Client.call_tool", _wrappers.client_call_tool),
+    Hook(_SESSION, "ClientSession.send_request", _session_wrappers.send_request),
+    Hook(_SESSION, "ClientSession.call_tool", _session_wrappers.call_tool),
+    Hook(_SESSION, "ClientSession.validate_tool_result", _session_wrappers.validate_tool_result),
+    Hook(
+        _SESSION,
+        "ClientSession._on_notify",
+        _session_wrappers.notified,
+        "list_changed",
+        reads=("dctx", "method"),
+    ),
+    Hook(
+        _SESSION,
+        "ClientSession._on_request",
+        _session_wrappers.requested,
+        "elicitation",
+        reads=("dctx", "method"),
+    ),
+    Hook("mcp.client.client", "Client.call_tool", _session_wrappers.client_call_tool),
     Hook(
         "mcp.client.client",
         "Client._build_session",
-        _dispatch_wrappers.client_build_session,
+        after(_SESSIONS, "in_process_client", "in-process client", awaited=True, result=True),
         "in_process_identity",
     ),
     _SERVER_RUN,
     Hook(_JSONRPC, "JSONRPCDispatcher.send_raw_request", _dispatch_wrappers.send_raw_request),
     Hook(_DIRECT, "DirectDispatcher.send_raw_request", _dispatch_wrappers.send_raw_request),
-    Hook(_DIRECT, "DirectDispatcher._make_context", _dispatch_wrappers.make_context, "request_id"),
-    Hook(_JSONRPC, "otel_span", _dispatch_wrappers.otel_span, "sdk_span"),
-    Hook(_JSONRPC, "JSONRPCDispatcher.run", _dispatch_wrappers.receive_loop, "stream_end"),
     Hook(
-        _JSONRPC, "JSONRPCDispatcher._write", _dispatch_wrappers.dispatcher_write, "request_write"
+        _DIRECT,
+        "DirectDispatcher._make_context",
+        _dispatch_wrappers.make_context,
+        "request_id",
+        reads=("on_progress", "request_id"),
+    ),
+    Hook(_JSONRPC, "otel_span", _dispatch_wrappers.otel_span, "sdk_span"),
+    Hook(_JSONRPC, "JSONRPCDispatcher.run", _STREAM_END, "stream_end"),
+    Hook(
+        _JSONRPC,
+        "JSONRPCDispatcher._write",
+        _dispatch_wrappers.dispatcher_write,
+        "request_write",
+        reads=("message",),
+        any_kind=True,
     ),
     Hook(
         _JSONRPC,
         "JSONRPCDispatcher._dispatch_notification",
         _dispatch_wrappers.dispatch_notification,
         "progress_token",
+        reads=("msg", "metadata", "on_notify", "sender_ctx"),
     ),
     _STDIO_PROCESS,
-    Hook(
-        _HTTP,
-        "StreamableHTTPTransport._handle_post_request",
-        _http.handle_post_request,
-        "http_status",
-    ),
-    Hook("httpx2", "AsyncClient.send", _http.client_send),
-    Hook(_HTTP, "StreamableHTTPTransport.handle_get_stream", _http.handle_get_stream, "get_stream"),
-    Hook(_SESSION, "ClientSession._register_listen_route", _listen.listen_route, "listen"),
-    Hook(_LISTEN, "ListenRoute.set_acked", _listen.listen_acked, "listen"),
-    Hook(_LISTEN, "ListenRoute.settle", _listen.listen_settled, "listen"),
+    *_http_transport(_http_wrappers.handle_post_request, "httpx2"),
+    *_LISTEN_STREAMS,
 )
 
 #: mcp 1.x: ``BaseSession.send_request`` carries every request; the HTTP transport runs outside
@@ -111,37 +213,33 @@ HOOKS_2X: Final = (
 HOOKS_1X: Final = (
     *_SESSION_LIFE,
     Hook(_SESSION, "ClientSession.send_request", _v1_wrappers.send_request),
-    Hook(_SESSION, "ClientSession.call_tool", _wrappers.call_tool),
+    Hook(_SESSION, "ClientSession.call_tool", _session_wrappers.call_tool),
     Hook(
         _SESSION,
         "ClientSession._validate_tool_result",
-        _wrappers.validate_tool_result,
+        _session_wrappers.validate_tool_result,
         "output_schema",
+        reads=("name",),
     ),
     Hook(
         _SESSION,
         "ClientSession._received_notification",
         _v1_wrappers.received_notification,
         "list_changed",
+        reads=("notification",),
     ),
-    Hook(_SESSION, "ClientSession._received_request", _v1_wrappers.received_request, "elicitation"),
+    Hook(
+        _SESSION,
+        "ClientSession._received_request",
+        _v1_wrappers.received_request,
+        "elicitation",
+        reads=("responder",),
+    ),
     _STDIO_PROCESS,
     _SERVER_RUN,
-    Hook(
-        _HTTP,
-        "StreamableHTTPTransport._handle_post_request",
-        _v1_wrappers.handle_post_request,
-        "http_status",
-    ),
-    Hook("httpx", "AsyncClient.send", _http.client_send),
-    Hook(_HTTP, "StreamableHTTPTransport.handle_get_stream", _http.handle_get_stream, "get_stream"),
+    *_http_transport(_v1_wrappers.handle_post_request, "httpx"),
     Hook("mcp.shared.session", "BaseSession._request_id", None, "request_id"),
-    Hook(
-        "mcp.shared.session",
-        "BaseSession._receive_loop",
-        _dispatch_wrappers.receive_loop,
-        "stream_end",
-    ),
+    Hook("mcp.shared.session", "BaseSession._receive_loop", _STREAM_END, "stream_end"),
 )
 
 
@@ -174,9 +272,12 @@ def installed() -> tuple[Hook, ...]:
 
 
 def install(telemetry: Telemetry) -> None:
-    """Wrap every hook that resolves (remembered for :func:`uninstall`).
+    """Wrap every hook that resolves and has the expected shape (remembered for
+    :func:`uninstall`).
 
     Without a required (public) hook nothing is installed: one error says so, the host runs on.
+    A private hook point that is missing or of another shape is not wrapped: one warning names
+    each and the evidence lost (:func:`_warn`).
     """
     table = hooks()
     required = [h for h in table if h.evidence is None and not _resolves(h.module, h.name)]
@@ -188,19 +289,28 @@ def install(telemetry: Telemetry) -> None:
         )
         return
     present = [h for h in table if _resolves(h.module, h.name)]
-    for hook in present:
+    shapes = {h: problem for h in present if (problem := h.mismatch()) is not None}
+    usable = [h for h in present if h not in shapes]
+    for hook in usable:
         if hook.wrapper is not None:
-            wrap_function_wrapper(hook.module, hook.name, _wrappers.bind(hook.wrapper, telemetry))
+            wrap_function_wrapper(hook.module, hook.name, bind(hook.wrapper, telemetry))
             _INSTALLED.append(hook)
-    missing = [h for h in table if h not in present]
+    missing = [h for h in table if h not in usable]
     lost = sorted({h.evidence for h in missing if h.evidence})
     telemetry.missing_evidence = tuple(lost)
     if lost:
-        _warn(missing, lost)
+        _warn(missing, shapes, lost)
 
 
-def _warn(missing: list[Hook], lost: list[str]) -> None:
-    names = ", ".join(f"{h.module}.{h.name}" for h in missing)
+def _warn(missing: list[Hook], shapes: dict[Hook, str], lost: list[str]) -> None:
+    """One warning: each hook point missing or of another shape (and what is wrong with it),
+    and the evidence that will be missing."""
+    names = ", ".join(
+        f"{h.module}.{h.name} of the expected shape (it {shapes[h]})"
+        if h in shapes
+        else f"{h.module}.{h.name}"
+        for h in missing
+    )
     _logger.warning(
         "otel-mcp-health: mcp %s lacks %s; this evidence will be missing: %s. Affected calls are "
         "never judged healthy (mcp_health.evidence.missing).",

@@ -1,6 +1,6 @@
 """Wrappers of the SDK's dispatchers: one record and one CLIENT span per request (private).
 
-The rules of :mod:`._wrappers` apply. The dispatcher wrapper (``send_raw_request``) starts the one
+The rules of :mod:`._shell` apply. The dispatcher wrapper (``send_raw_request``) starts the one
 CLIENT span of every client request and makes it current; the replaced
 ``mcp.shared.jsonrpc_dispatcher.otel_span`` hands that span to the SDK instead of creating a
 second one; ``_write`` tells a cancellation before the write (no call) from one after it (silence).
@@ -18,8 +18,7 @@ from opentelemetry import trace
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import _request_hooks, _result_hooks, _session_hooks, _state
-from otel_mcp_health.instrumentation._state import RequestRecord, Slot, Telemetry
-from otel_mcp_health.instrumentation._wrappers import (
+from otel_mcp_health.instrumentation._shell import (
     Args,
     Kwargs,
     ObjectProxy,
@@ -27,6 +26,7 @@ from otel_mcp_health.instrumentation._wrappers import (
     argument,
     fence,
 )
+from otel_mcp_health.instrumentation._state import RequestRecord, Slot, Telemetry
 
 _logger = logging.getLogger(__name__)
 
@@ -308,38 +308,3 @@ def server_run(
         with fence("in-process server"):
             _session_hooks.in_process_server(instance, argument(args, kwargs, 0, "read_stream"))
     return wrapped(*args, **kwargs)
-
-
-async def receive_loop(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
-) -> Any:
-    """``JSONRPCDispatcher.run`` (2.x) / ``BaseSession._receive_loop`` (1.x): the loop that reads
-    a session's stream. It returns by itself only at the end of that stream (closing a session
-    cancels it): a client session's own notification channel is dead from then on."""
-    result = await wrapped(*args, **kwargs)
-    telemetry = active(configured)
-    if telemetry is not None:
-        with fence("session stream end"):
-            _session_hooks.stream_ended(telemetry, instance)
-    return result
-
-
-async def client_build_session(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
-) -> Any:
-    """``mcp.Client._build_session`` (2.x): the session of ``Client(server)``, before its
-    handshake; an in-process server (direct dispatcher or in-memory streams) names it by that
-    server object (docs/model.md#scope)."""
-    session = await wrapped(*args, **kwargs)
-    if active(configured) is not None:
-        with fence("in-process client"):
-            _session_hooks.in_process_client(session, getattr(instance, "server", None))
-    return session

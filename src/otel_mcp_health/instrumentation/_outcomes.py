@@ -20,11 +20,8 @@ which only the instrumentation holds (in memory; nothing of either is exported):
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
-import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -45,6 +42,7 @@ from otel_mcp_health.core.facts import Outcome
 from otel_mcp_health.core.layers import is_silent
 from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED
 from otel_mcp_health.instrumentation import _servers, _state
+from otel_mcp_health.instrumentation._keyed import KeyedHash
 from otel_mcp_health.instrumentation._sdk import result_is_error
 from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, Slot, Telemetry
 from otel_mcp_health.verifiers import CallContext, Receipt, Verifier, VerifierRunner, verifier_for
@@ -54,8 +52,8 @@ _logger = logging.getLogger(__name__)
 _NOT_REQUIRED_OUTCOME: Final = OutcomeEvidence(method=OUTCOME_NOT_REQUIRED, passed=None)
 _NOT_REQUIRED: Final = encode_outcome(_NOT_REQUIRED_OUTCOME)
 
-#: Per-process key of the argument digests: equal arguments match inside one process only.
-_ARGUMENT_KEY: Final = secrets.token_bytes(32)
+#: The keyed hash of the argument digests: equal arguments match inside one process only.
+_ARGUMENTS: Final = KeyedHash()
 #: Unreconciled silent calls remembered at once (oldest forgotten first).
 MAX_UNRECONCILED: Final = 4096
 
@@ -66,8 +64,7 @@ def argument_digest(arguments: Any) -> str:
         text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=repr)
     except (TypeError, ValueError, RecursionError):
         text = repr(arguments)
-    data = text.encode("utf-8", "surrogatepass")
-    return hmac.new(_ARGUMENT_KEY, data, hashlib.sha256).hexdigest()
+    return _ARGUMENTS.hexdigest(text)
 
 
 @dataclass(frozen=True, slots=True)

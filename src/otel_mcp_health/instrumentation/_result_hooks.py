@@ -1,6 +1,6 @@
 """Hooks of one request's outcome: a result envelope or an exception, classified by type and code.
 
-A hook module (the seam's contract: :data:`._wrappers.HOOK_MODULES`). An outcome becomes a fact
+A hook module (the seam's contract: :data:`._shell.HOOK_MODULES`). An outcome becomes a fact
 of its request (``Result``, ``Raised``, ``HandshakeResult``); what it means is decided when the
 request ends.
 """

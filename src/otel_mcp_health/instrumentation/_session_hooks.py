@@ -1,7 +1,7 @@
 """Hooks of a client session's life: registration, clock, end, notifications and the channel
 that carries them, elicitation.
 
-A hook module (the seam's contract: :data:`._wrappers.HOOK_MODULES`). What these hooks record
+A hook module (the seam's contract: :data:`._shell.HOOK_MODULES`). What these hooks record
 belongs to the session, not to one request: its key, transport, clock and server messages.
 """
 
@@ -22,6 +22,7 @@ from otel_mcp_health.core.failures import leaf
 from otel_mcp_health.instrumentation import _state, _targets
 from otel_mcp_health.instrumentation._sdk import error_type_of
 from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, Telemetry
+from otel_mcp_health.instrumentation._streams import claim, stream_state
 
 
 def register_session(session: Any) -> None:
@@ -37,8 +38,8 @@ def register_session(session: Any) -> None:
     if inbound is not None:
         _state.INBOUND_STREAMS[inbound] = state
     if _state.STDIO_FRAMES:
-        _claim_stdio_streams()
-    written = getattr(getattr(dispatcher, "_write_stream", None), "_state", None)
+        claim(_state.STDIO_FRAMES, _state.STDIO_STREAMS)
+    written = stream_state(getattr(dispatcher, "_write_stream", None))
     line = _state.STDIO_STREAMS.get(written) if written is not None else None
     if line is not None:
         state.network_transport = "pipe"
@@ -52,7 +53,7 @@ def _learn_sse(state: SessionState, dispatcher: Any) -> bool:
     its connecting GET named the server (``tcp``, address, port, target key), and its HTTP
     client's POSTs carry the session's requests."""
     _targets.claim_sse_frames()
-    own = _targets.stream_state(getattr(dispatcher, "_write_stream", None))
+    own = stream_state(getattr(dispatcher, "_write_stream", None))
     found = _targets.SSE_STREAMS.get(own) if own is not None else None
     if found is None:
         return False
@@ -67,7 +68,7 @@ def _learn_in_process(state: SessionState, dispatcher: Any) -> None:
     """A session with no transport of its own yet: an in-process server reading its write
     stream names it once that server runs (:func:`in_process_server`), and mcp 2.x's
     ``Client(server)`` names it at once (:func:`in_process_client`)."""
-    written = _targets.stream_state(getattr(dispatcher, "_write_stream", None))
+    written = stream_state(getattr(dispatcher, "_write_stream", None))
     if written is not None:
         state.pending_stream = weakref.ref(written)
 
@@ -76,14 +77,16 @@ def in_process_server(server: Any, read_stream: Any) -> None:
     """An in-process server (``Server.run``) reads its requests from ``read_stream``: the
     session that writes into it talks to that server object (docs/model.md#scope)."""
     target = _targets.in_process_target(server)
-    read = _targets.stream_state(read_stream)
+    read = stream_state(read_stream)
     if target is not None and read is not None:
         _targets.IN_PROCESS_STREAMS[read] = target
 
 
-def in_process_client(session: Any, server: Any) -> None:
-    """mcp 2.x ``Client(server)`` built ``session``: for an in-process ``server`` (not a URL,
-    stdio parameters or a transport), the session talks to that server object."""
+def in_process_client(client: Any, session: Any) -> None:
+    """mcp 2.x ``Client(server)`` built ``session``, before its handshake: for an in-process
+    ``server`` (not a URL, stdio parameters or a transport: a direct dispatcher or in-memory
+    streams), the session talks to that server object (docs/model.md#scope)."""
+    server = getattr(client, "server", None)
     state = _state.SESSIONS.get(session)
     if state is None or state.network_transport is not None or not _is_server(server):
         return
@@ -119,24 +122,11 @@ def stdio_spawned(
     environment = {str(k): str(v) for k, v in env.items()} if isinstance(env, dict) else None
     line = _targets.stdio_target(str(command), argv, environment, None if cwd is None else str(cwd))
     _state.STDIO_FRAMES.append((frame, line))
-    _claim_stdio_streams()
+    claim(_state.STDIO_FRAMES, _state.STDIO_STREAMS)
 
 
 #: How far above the process hook ``stdio_client``'s frame may be (wrapper layers).
 _STDIO_FRAME_DEPTH = 4
-
-
-def _claim_stdio_streams() -> None:
-    """Turn each pending ``stdio_client`` frame whose write stream exists into a weak entry of
-    :data:`_state.STDIO_STREAMS`, so no frame (and none of its locals) is held longer."""
-    pending = _state.STDIO_FRAMES
-    for _ in range(len(pending)):
-        frame, line = pending.popleft()
-        written = getattr(frame.f_locals.get("write_stream"), "_state", None)
-        if written is None:
-            pending.append((frame, line))  # 2.x, still spawning
-        else:
-            _state.STDIO_STREAMS[written] = line
 
 
 def session_started(session: Any) -> None:

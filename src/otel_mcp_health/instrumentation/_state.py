@@ -18,8 +18,6 @@ Three kinds of state, all process-local and never exported as such:
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import secrets
 import time
 import weakref
@@ -46,21 +44,19 @@ from otel_mcp_health.core.fold import Records, records
 from otel_mcp_health.core.observations import Observed
 from otel_mcp_health.core.traversal import CursorChain
 from otel_mcp_health.instrumentation import _targets
+from otel_mcp_health.instrumentation._keyed import KeyedHash
 
 if TYPE_CHECKING:  # a session holds its discovery; the registry of them imports this module
     from otel_mcp_health.instrumentation._approval import Pins
     from otel_mcp_health.instrumentation._servers import Discovered
 
-#: Per-process key of the cursor hash: equal cursors hash equal inside one process, and a hash
-#: cannot be reversed or compared across processes.
-_CURSOR_KEY = secrets.token_bytes(32)
+#: The keyed hash of :func:`cursor_hash` (its own per-process key).
+_CURSORS = KeyedHash()
 
 
 def cursor_hash(cursor: str) -> str:
     """Keyed hash of an opaque pagination cursor (HMAC-SHA256, 16 hex digits); never the cursor."""
-    return hmac.new(
-        _CURSOR_KEY, cursor.encode("utf-8", "surrogatepass"), hashlib.sha256
-    ).hexdigest()[:16]
+    return _CURSORS.hexdigest(cursor)[:16]
 
 
 #: Duration label sets a session keeps (distinct method, tool and error type combinations).

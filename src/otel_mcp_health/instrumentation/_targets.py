@@ -18,8 +18,6 @@ server name: hosted MCP URLs and command lines often carry keys.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import secrets
 import weakref
 from collections import deque
@@ -28,17 +26,18 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
-#: Per-process key of :func:`target_key`: equal targets hash equal inside one process, and a hash
-#: cannot be reversed or compared across processes.
-_KEY = secrets.token_bytes(32)
+from otel_mcp_health.instrumentation._keyed import KeyedHash
+from otel_mcp_health.instrumentation._streams import claim
+
+#: The keyed hash of :func:`target_key` (its own per-process key).
+_TARGETS = KeyedHash()
 
 
 def target_key(target: tuple[str, ...]) -> str:
     """Keyed hash of a transport target's identity material (:func:`http_target`,
     :func:`stdio_target`, :func:`in_process_target`), 16 hex digits: names a server within this
     process (docs/model.md#scope), never reveals the target."""
-    material = "\x00".join(("target", *target)).encode("utf-8", "surrogatepass")
-    return hmac.new(_KEY, material, hashlib.sha256).hexdigest()[:16]
+    return _TARGETS.hexdigest("\x00".join(("target", *target)))[:16]
 
 
 def http_target(scheme: str, host: str, port: int | None, path: str, query: str) -> tuple[str, ...]:
@@ -82,11 +81,6 @@ def in_process_target(server: Any) -> tuple[str, ...] | None:
 IN_PROCESS_STREAMS: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
 
 
-def stream_state(stream: Any) -> Any:
-    """The shared state of a memory stream, also behind mcp 2.x's context wrapper (``None``)."""
-    return getattr(getattr(stream, "_inner", stream), "_state", None)
-
-
 @dataclass(frozen=True, slots=True)
 class SseConnection:
     """Where an SSE session's connecting GET went (``sse_client``'s URL): its server's address,
@@ -100,7 +94,7 @@ class SseConnection:
 #: ``sse_client`` frames whose connecting GET was answered, with where it went and the HTTP client
 #: that sent it, not yet matched to their write stream (claimed at the next session registration,
 #: like ``_state.STDIO_FRAMES``; a frame whose session never comes is pushed out).
-SSE_FRAMES: deque[tuple[FrameType, SseConnection, Any]] = deque(maxlen=16)
+SSE_FRAMES: deque[tuple[FrameType, tuple[SseConnection, Any]]] = deque(maxlen=16)
 #: The shared state of a write stream that ``sse_client`` yielded -> where its GET went and its
 #: HTTP client: the session over that stream talks SSE.
 SSE_STREAMS: weakref.WeakKeyDictionary[Any, tuple[SseConnection, Any]] = weakref.WeakKeyDictionary()
@@ -113,11 +107,6 @@ def claim_sse_frames() -> None:
     """Turn each pending ``sse_client`` frame whose write stream exists into a weak entry of
     :data:`SSE_STREAMS`. Called at every answered connecting GET as well as at every session
     registration: many SSE sessions connecting at once (a service opening one per request) must
-    never push a frame out of the bounded :data:`SSE_FRAMES` before its session registers."""
-    for _ in range(len(SSE_FRAMES)):
-        frame, where, client = SSE_FRAMES.popleft()
-        written = stream_state(frame.f_locals.get("write_stream"))
-        if written is None:
-            SSE_FRAMES.append((frame, where, client))  # its streams come right after the GET
-        else:
-            SSE_STREAMS[written] = (where, client)
+    never push a frame out of the bounded :data:`SSE_FRAMES` before its session registers (its
+    streams come right after the GET)."""
+    claim(SSE_FRAMES, SSE_STREAMS)

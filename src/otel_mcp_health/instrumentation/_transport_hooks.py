@@ -1,7 +1,7 @@
 """Hooks of the HTTP transports (streamable HTTP, SSE), captured before the SDK collapses
 statuses into -32603.
 
-A hook module (the seam's contract: :data:`._wrappers.HOOK_MODULES`). The HTTP response or
+A hook module (the seam's contract: :data:`._shell.HOOK_MODULES`). The HTTP response or
 failure of a POST becomes a fact of its request (``HttpResponse``, ``HttpFailure``), folded with
 the others when the request ends. On SSE, the connecting GET names the session that follows
 (address, port, target key), and a GET refused before any session exists is judged on a span of
@@ -202,7 +202,9 @@ def sse_answered(telemetry: Telemetry, exchange: SseExchange, response: Any) -> 
             _connect_refused(telemetry, exchange, [fact, refused])
         else:
             _targets.claim_sse_frames()  # the earlier GETs' streams exist by now: room for this
-            _targets.SSE_FRAMES.append((exchange.frame, _sse_connection(exchange), exchange.client))
+            _targets.SSE_FRAMES.append(
+                (exchange.frame, (_sse_connection(exchange), exchange.client))
+            )
 
 
 def _followed(response: Any) -> bool:

@@ -1,6 +1,6 @@
 """Wrappers of the mcp 1.x client, where the SDK emits no spans (private).
 
-The rules of :mod:`._wrappers` apply. On 1.x ``BaseSession.send_request`` is where every client
+The rules of :mod:`._shell` apply. On 1.x ``BaseSession.send_request`` is where every client
 request passes: it takes the next JSON-RPC id, writes the request, waits for the answer and
 validates it into a typed result. Its wrapper here starts the one CLIENT span of the request (or
 enriches an outer library's CLIENT span, as on 2.x) and learns the id before the write.
@@ -21,15 +21,15 @@ from typing import Any
 
 from otel_mcp_health.instrumentation import (
     _dispatch_wrappers,
-    _http,
+    _http_wrappers,
     _request_hooks,
+    _session_wrappers,
     _state,
     _transport_hooks,
-    _wrappers,
 )
 from otel_mcp_health.instrumentation._sdk import HANDSHAKE_METHODS
+from otel_mcp_health.instrumentation._shell import Args, Kwargs, argument, fence
 from otel_mcp_health.instrumentation._state import RequestRecord, Telemetry
-from otel_mcp_health.instrumentation._wrappers import Args, Kwargs, argument, fence
 
 _logger = logging.getLogger(__name__)
 
@@ -50,7 +50,8 @@ def _wire_params(method: Any, params: Any) -> dict[str, Any]:
         return {}
     if method in HANDSHAKE_METHODS:
         return params.model_dump(by_alias=True, mode="json", exclude_none=True)  # type: ignore[no-any-return]
-    fields = getattr(params, "__dict__", None) or {}  # pydantic's getattr miss costs ~2 µs
+    # Through __dict__: a getattr miss on a model is slow (docs/performance.md).
+    fields = getattr(params, "__dict__", None) or {}
     return {key: fields[key] for key in _READ_PARAMS if fields.get(key) is not None}
 
 
@@ -108,8 +109,10 @@ def _request_method(args: Args, kwargs: Kwargs) -> Any:
 
 #: ``ClientSession._received_notification`` / ``_received_request``: inbound server notifications
 #: and server-initiated requests (elicitation), as on 2.x but for where the method is.
-received_notification = functools.partial(_wrappers.notified, method_of=_notification_method)
-received_request = functools.partial(_wrappers.requested, method_of=_request_method)
+received_notification = functools.partial(
+    _session_wrappers.notified, method_of=_notification_method
+)
+received_request = functools.partial(_session_wrappers.requested, method_of=_request_method)
 
 
 def wire_record(post_ctx: Any) -> RequestRecord | None:
@@ -123,4 +126,4 @@ def wire_record(post_ctx: Any) -> RequestRecord | None:
 
 #: ``StreamableHTTPTransport._handle_post_request`` (1.x): server identity, session id, HTTP
 #: status and failures of the POST that carries a request.
-handle_post_request = functools.partial(_http.handle_post_request, record_of=wire_record)
+handle_post_request = functools.partial(_http_wrappers.handle_post_request, record_of=wire_record)

@@ -1,163 +1,42 @@
-"""Wrappers of ``ClientSession`` and friends, and the rules every wrapper follows (private).
+"""Wrappers of ``ClientSession`` and ``mcp.Client``: a session's end, its requests and tool
+calls, the server's messages to it, and a stdio server's start (private; the rules every wrapper
+follows: :mod:`._shell`).
 
-The dispatcher-level wrappers live in :mod:`._dispatch_wrappers`.
-
-Rules every wrapper here follows (the host comes first):
-
-* It calls ``wrapped(*args, **kwargs)`` exactly once, returns its result object unchanged and lets
-  its exception propagate unchanged (same object); an ``except BaseException`` only observes and
-  re-raises.
-* Everything of ours runs through a hook module (:data:`HOOK_MODULES`), one call per
-  ``with fence("what"):`` block, which logs an ``Exception`` at debug level and drops it, so a bug
-  in our code can never reach the application.
-* A wrapper closes over the configuration of the ``instrument()`` call that installed it (the
-  instrumentor binds it, :func:`bind`); inside ``suppress_instrumentation()`` or on a server-side
-  object, it is a plain pass-through. ``uninstrument()`` removes it.
-
-Span ownership: the dispatcher wrapper (``send_raw_request``) starts the one CLIENT span of every
-client request and makes it current, and the replaced ``mcp.shared.jsonrpc_dispatcher.otel_span``
-hands that span to the SDK instead of creating a second one (so the SDK's trace-context injection
-uses it, and its status description -- a server message -- never lands on it). An outer wrapper
-(``call_tool``, ``send_request``) that must see what happens after the dispatcher returned (result
-validation, the output-schema check) claims the span through a :class:`~._state.Slot` and ends it.
+Span ownership: the dispatcher wrapper (``send_raw_request``, :mod:`._dispatch_wrappers`) starts
+the one CLIENT span of every client request and makes it current, and the replaced
+``mcp.shared.jsonrpc_dispatcher.otel_span`` hands that span to the SDK instead of creating a
+second one (so the SDK's trace-context injection uses it, and its status description -- a server
+message -- never lands on it). An outer wrapper (``call_tool``, ``send_request``) that must see
+what happens after the dispatcher returned (result validation, the output-schema check) claims
+the span through a :class:`~._state.Slot` and ends it.
 """
 
 from __future__ import annotations
 
-import functools
-import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from types import TracebackType
-from typing import TYPE_CHECKING, Any
-
-import wrapt
-from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from typing import Any
 
 from otel_mcp_health.instrumentation import (
-    _catalog_hooks,
     _outcomes,
     _request_hooks,
     _result_hooks,
     _session_hooks,
     _state,
-    _transport_hooks,
 )
+from otel_mcp_health.instrumentation._shell import Args, Kwargs, active, argument, fence
 from otel_mcp_health.instrumentation._state import Slot, Telemetry
 
-_logger = logging.getLogger(__name__)
-
-if TYPE_CHECKING:
-    ObjectProxy = wrapt.ObjectProxy[Any]
-else:  # wrapt 1.x's ObjectProxy is not subscriptable at run time
-    ObjectProxy = wrapt.ObjectProxy
-
-#: The extraction seam: every function of ours a wrapper calls, always through these modules'
-#: attributes. The contract of a hook module: every public function in it is a hook, called
-#: through the module's attribute inside a fence, so a test can make each one raise and prove the
-#: host sees no difference (the host comes first); a hook that observes a request records what it
-#: saw as a fact of it (:mod:`otel_mcp_health.core.facts`) and decides nothing (the fold does, when
-#: the request ends); nothing in a hook module reads argument values, result text, headers other
-#: than ``WWW-Authenticate``'s ``error``/``scope`` or exception messages (docs/model.md#privacy).
-HOOK_MODULES = (
-    _session_hooks,
-    _request_hooks,
-    _result_hooks,
-    _catalog_hooks,
-    _transport_hooks,
-    _outcomes,
-)
-
-#: The wrapped call's positional and keyword arguments, as wrapt hands them to a wrapper.
-Args = tuple[Any, ...]
-Kwargs = dict[str, Any]
-Wrapper = Callable[[Any, Any, Args, Kwargs], Any]
-#: A wrapper before the instrumentor binds its configuration.
-UnboundWrapper = Callable[[Telemetry, Any, Any, Args, Kwargs], Any]
-
-
-def bind(wrapper: UnboundWrapper, configured: Telemetry) -> Wrapper:
-    """The wrapper closed over ``configured``."""
-    return functools.partial(wrapper, configured)
-
-
 _ELICITATION = "elicitation/create"
-
-
-def active(configured: Telemetry) -> Telemetry | None:
-    """The wrapper's configuration, or ``None`` inside ``suppress_instrumentation()``."""
-    return configured if is_instrumentation_enabled() else None
-
-
-def argument(args: Args, kwargs: Kwargs, index: int, name: str) -> Any:
-    """The wrapped call's argument at position ``index`` or keyword ``name`` (``None``: absent)."""
-    return args[index] if len(args) > index else kwargs.get(name)
-
 
 #: Reads the method of a server message from its handler's arguments (per SDK line).
 MethodOf = Callable[[Args, Kwargs], Any]
 
 
-class fence:  # noqa: N801 - used like a function: ``with fence("what"): hooks.call(...)``
-    """The host-first fence around one call of our own logic: an ``Exception`` raised in the
-    block is logged at debug level and forgotten; anything else (a cancellation) passes. One
-    ``with`` per hook call, so each fenced call stays visible where it is made."""
-
-    __slots__ = ("what",)
-
-    def __init__(self, what: str) -> None:
-        self.what = what
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool:
-        if kind is None or not issubclass(kind, Exception):
-            return False
-        _logger.debug(
-            "mcp_health: %s failed; the application is unaffected",
-            self.what,
-            exc_info=(kind, exc, tb),  # type: ignore[arg-type]
-        )
-        return True
-
-
 # ----------------------------------------------------------------------------------------------
-# ClientSession: session registry, typed layer, call_tool, notifications
+# ClientSession: its end, typed layer, call_tool, notifications
 # ----------------------------------------------------------------------------------------------
-def session_init(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
-) -> Any:
-    """``ClientSession.__init__``: a new client session gets its state and random key."""
-    result = wrapped(*args, **kwargs)
-    if active(configured) is not None:
-        with fence("session registration"):
-            _session_hooks.register_session(instance)
-    return result
-
-
-async def session_aenter(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
-) -> Any:
-    """``ClientSession.__aenter__``: the session clock starts."""
-    result = await wrapped(*args, **kwargs)
-    if active(configured) is not None:
-        with fence("session start"):
-            _session_hooks.session_started(instance)
-    return result
-
-
 async def session_aexit(
     configured: Telemetry,
     wrapped: Any,

@@ -16,8 +16,8 @@ from typing import Any
 
 from otel_mcp_health.instrumentation import _session_hooks, _state, _transport_hooks
 from otel_mcp_health.instrumentation._session_hooks import Channel
+from otel_mcp_health.instrumentation._shell import Args, Kwargs, active, argument, fence
 from otel_mcp_health.instrumentation._state import RequestRecord, Telemetry
-from otel_mcp_health.instrumentation._wrappers import Args, Kwargs, active, argument, fence
 
 #: The record a POST task is sending (set in the POST task's own context copy only).
 POST: ContextVar[RequestRecord | None] = ContextVar("otel_mcp_health_http_post", default=None)
