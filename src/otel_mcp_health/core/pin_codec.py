@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from otel_mcp_health.core.canonical import PROJECTED_MEMBERS
 from otel_mcp_health.core.reasons import PinsReason
+from otel_mcp_health.core.toml_fields import syntax_position, unknown_keys
 
 #: The largest pin file read (a pin is ~700 bytes per tool: 10,000 tools stay far below it).
 MAX_PIN_FILE_BYTES: Final = 16 * 1024 * 1024
@@ -43,7 +44,6 @@ _ESCAPES: Final = {
     "\r": "\\r",
 }
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_POSITION: Final = re.compile(r"\(at (?:line \d+, column \d+|end of document)\)")
 
 
 class PinsError(ValueError):
@@ -72,15 +72,12 @@ def _load(text: object) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except Exception as exc:  # noqa: BLE001 - TOMLDecodeError, RecursionError on deep nesting
-        where = _POSITION.search(str(exc)) if isinstance(exc, tomllib.TOMLDecodeError) else None
-        raise PinsError(
-            PinsReason.NOT_TOML, where.group(0) if where else type(exc).__name__
-        ) from None
+        where = syntax_position(exc) if isinstance(exc, tomllib.TOMLDecodeError) else None
+        raise PinsError(PinsReason.NOT_TOML, where or type(exc).__name__) from None
 
 
 def _keys(table: Mapping[str, Any], allowed: frozenset[str], where: str) -> None:
-    unknown = [key for key in table if key not in allowed]
-    if unknown:
+    if unknown := unknown_keys(table, allowed):
         raise PinsError(PinsReason.UNKNOWN_KEY, f"{where}: {len(unknown)} unknown key(s)")
 
 
