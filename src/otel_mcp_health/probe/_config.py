@@ -72,7 +72,7 @@ class Module:
 
 
 @dataclass(frozen=True, slots=True)
-class Target:
+class ProbeTarget:
     """What to probe: one configured MCP server (the only thing ``/probe`` accepts)."""
 
     name: str
@@ -97,7 +97,7 @@ class ProbeConfig:
     pins: str | None = field(default=None, repr=False)
     outcomes: str | None = field(default=None, repr=False)
     modules: Mapping[str, Module] = field(default_factory=dict)
-    targets: Mapping[str, Target] = field(default_factory=dict)
+    targets: Mapping[str, ProbeTarget] = field(default_factory=dict)
 
 
 def _name(value: Any) -> str:
@@ -237,7 +237,7 @@ def _values(
 
 def _target(
     index: int, table: Any, modules: Mapping[str, Module], interval: float, problems: list[str]
-) -> Target | None:
+) -> ProbeTarget | None:
     where = f"target {index}"
     before = len(problems)
     values = _values(where, table, _TARGET_KEYS, problems)
@@ -260,7 +260,7 @@ def _target(
         problems.append(f"{where}, key 'module': names no [module.NAME] table")
     if len(problems) > before or module is None:
         return None
-    return Target(
+    return ProbeTarget(
         name=values["name"],
         transport=values["transport"],
         module=module,
@@ -309,7 +309,7 @@ def parse_config(document: Mapping[str, Any], source: str) -> ProbeConfig:
     if not isinstance(tables, list) or not tables:
         problems.append("key 'target': expects at least one [[target]] table")
         tables = []
-    targets: dict[str, Target] = {}
+    targets: dict[str, ProbeTarget] = {}
     interval = probe.get("interval", DEFAULT_INTERVAL_S)
     for index, table in enumerate(tables, start=1):
         target = _target(index, table, modules, interval, problems)

@@ -22,7 +22,7 @@ from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED
 from otel_mcp_health.verifiers import _policy_kinds as kinds
 from otel_mcp_health.verifiers._builtins import MAX_DIGEST_BYTES
 from otel_mcp_health.verifiers._receipts import Verifier
-from otel_mcp_health.verifiers._registry import DEFAULT_TIMEOUT_S, Rule
+from otel_mcp_health.verifiers._registry import DEFAULT_TIMEOUT_S, PolicyRule
 from otel_mcp_health.verifiers._templates import (
     Template,
     TemplateError,
@@ -67,7 +67,7 @@ class Entry:
 
     index: int
     kind: str
-    rule: Rule
+    rule: PolicyRule
     reads: tuple[str, ...] = ()
 
 
@@ -274,7 +274,7 @@ def _entry(
     error = getattr(choice.fn, "load_error", None) if isinstance(choice, Verifier) else None
     if strict and error is not None:
         return [Problem(index, _REFERENCE_KEYS[kind], f"cannot be imported now ({error})")], None
-    rule = Rule(values["tool"], choice, values.get("server"), values.get("read_only"))
+    rule = PolicyRule(values["tool"], choice, values.get("server"), values.get("read_only"))
     return [], Entry(index, kind, rule, tuple(dict.fromkeys(reads)))
 
 
