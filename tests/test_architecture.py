@@ -6,9 +6,12 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
+
+from tests.support.review import ModuleSizeReview
 
 CORE = Path(__file__).resolve().parents[1] / "src" / "otel_mcp_health" / "core"
 MODULES = sorted(p.stem for p in CORE.glob("*.py") if p.stem != "__init__")
@@ -74,9 +77,13 @@ def test_core_module_has_no_clock_reads_and_no_io(module: str) -> None:
 
 #: Short functions, files of one concern: the limits hold for every module of the package, the
 #: pure core and the shells alike (a function's length runs from its ``def`` to its last line,
-#: decorators excluded).
+#: decorators excluded). A module past ``REVIEW_MODULE_LINES`` is a review signal, reported as a
+#: ``ModuleSizeReview`` warning in the run's warnings summary: a prompt to split it by concept,
+#: never to squeeze it under the line. Past ``MAX_MODULE_LINES`` it fails. The test's own mark
+#: keeps the warning a warning even under ``-W error``.
 PACKAGE = Path(__file__).parents[1] / "src" / "otel_mcp_health"
-MAX_MODULE_LINES = 400
+REVIEW_MODULE_LINES = 400
+MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 40
 PACKAGE_MODULES = sorted(PACKAGE.rglob("*.py"))
 
@@ -86,6 +93,7 @@ def test_the_walk_reaches_every_subpackage() -> None:
     assert {".", "core", "instrumentation", "_codec", "check", "demo", "verifiers"} <= measured
 
 
+@pytest.mark.filterwarnings("always::tests.support.review.ModuleSizeReview")
 @pytest.mark.parametrize(
     "path", PACKAGE_MODULES, ids=[p.relative_to(PACKAGE).as_posix() for p in PACKAGE_MODULES]
 )
@@ -94,6 +102,12 @@ def test_functions_and_modules_stay_small(path: Path) -> None:
     source = path.read_text(encoding="utf-8")
     lines = len(source.splitlines())
     assert lines <= MAX_MODULE_LINES, f"{name} has {lines} lines (at most {MAX_MODULE_LINES})"
+    if lines > REVIEW_MODULE_LINES:
+        warnings.warn(
+            f"{name} has {lines} lines (review past {REVIEW_MODULE_LINES}: split by concept)",
+            ModuleSizeReview,
+            stacklevel=1,
+        )
     long_functions = [
         f"{node.name} (line {node.lineno}) has {length} lines"
         for node in ast.walk(ast.parse(source))

@@ -37,10 +37,12 @@ def _next_actions() -> str:
 
 
 def _reasons() -> str:
-    """Every member of the reason enumeration, under the comment that groups it there."""
+    """Every member of the verdict reason enumeration, under the comment that groups it there."""
     lines = ["| reason code | judged by |", "|---|---|"]
     group = "every judge"
-    for line in (SRC / "core" / "reasons.py").read_text(encoding="utf-8").splitlines():
+    source = (SRC / "core" / "reasons.py").read_text(encoding="utf-8")
+    enumeration = source.split("class Reason(StrEnum):", 1)[1].split("\nclass ", 1)[0]
+    for line in enumeration.splitlines():
         comment = re.fullmatch(r"    # (\w[\w ]*?)(?: \(.*\))?", line)
         member = re.fullmatch(r'    [A-Z_]+ = "([a-z_]+)"', line)
         if comment:

@@ -116,7 +116,7 @@ CATALOG_DIGEST_ERROR: Final = "mcp_health.catalog.digest_error"
 #: ``approved``, ``drifted`` or ``unpinned`` (``core.vocabulary.ApprovalVerdict``).
 CATALOG_APPROVAL: Final = "mcp_health.catalog.approval"
 #: ``pins_unreadable``, ``material_change``, ``tool_added`` (first that applies) or
-#: ``no_matching_pins``; absent when ``approved`` (``core.vocabulary.ApprovalReason``).
+#: ``no_matching_pins``; absent when ``approved`` (``core.reasons.ApprovalReason``).
 CATALOG_APPROVAL_REASON: Final = "mcp_health.catalog.approval.reason"
 #: How many tools changed materially, only cosmetically, were added, were removed.
 CATALOG_APPROVAL_MATERIAL_COUNT: Final = "mcp_health.catalog.approval.material_count"

@@ -17,7 +17,7 @@ import pytest
 
 from otel_mcp_health.core.pins import PinFile, ServerLabel, ServerPins
 from otel_mcp_health.pin import _command
-from otel_mcp_health.pin._command import Target, create, read_pins
+from otel_mcp_health.pin._command import PinEntry, create, read_pins
 from otel_mcp_health.pin._sources import tools_file
 from tests.check.check_support import check
 from tests.pin.pin_support import pin
@@ -82,7 +82,7 @@ def test_an_edit_made_while_pin_runs_is_not_silently_lost(tmp_path: Path) -> Non
     assert pin("--pins", pins, "--name", "a", "--tools-file", tools).code == 0
     current = read_pins(str(pins), missing_ok=True)  # pin has read the file ...
     assert pin("--pins", pins, "--name", "b", "--tools-file", tools).code == 0  # ... someone edits
-    target = Target(str(pins), "c", None, None)
+    target = PinEntry(str(pins), "c", None, None)
     with contextlib.suppress(_command.PinInputError):  # refusing is a fix too
         create(
             current, tools_file(str(tools)), target, update=False, accept=False, out=io.StringIO()

@@ -15,7 +15,8 @@ from tests.support.processor_helpers import Pipeline, SessionSpans
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.bounds import MAX_LABEL_VALUES, MAX_NAME_LENGTH, OVERFLOW
-from otel_mcp_health.core.vocabulary import ApprovalReason, ApprovalVerdict
+from otel_mcp_health.core.reasons import ApprovalReason
+from otel_mcp_health.core.vocabulary import ApprovalVerdict
 
 DESCRIPTION_CANARY = "canary-approval-description-5d1e07"
 #: Every key a point of the counter may carry: the verdict, its reason, the server label.

@@ -26,7 +26,8 @@ from otel_mcp_health.core.approval import (
 )
 from otel_mcp_health.core.digest import DEFAULT_DIGESTER, PROJECTED_MEMBERS, digests
 from otel_mcp_health.core.pins import ServerPins, ToolPin, pin_server
-from otel_mcp_health.core.vocabulary import ApprovalReason, ApprovalVerdict, ChangeKind
+from otel_mcp_health.core.reasons import ApprovalReason
+from otel_mcp_health.core.vocabulary import ApprovalVerdict, ChangeKind
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 APPROVAL_VECTORS = sorted((VECTORS / "approval").glob("*.json"))

@@ -25,9 +25,9 @@ from otel_mcp_health.core.evidence import (
     ProtocolEvidence,
     TransportEvidence,
 )
+from otel_mcp_health.core.reasons import ApprovalReason
 from otel_mcp_health.core.session import judge_in_session
 from otel_mcp_health.core.vocabulary import (
-    ApprovalReason,
     ApprovalVerdict,
     CatalogVerdict,
     ClientSource,

@@ -19,10 +19,6 @@ import rfc8785
 from otel_mcp_health.core.digest import (
     DIGEST_PROJECTION,
     PROJECTED_MEMBERS,
-    REASON_TOOL_NOT_AN_OBJECT,
-    REASON_TOOL_WITHOUT_NAME,
-    REASON_TOOLS_NOT_A_LIST,
-    REASON_UNREPRESENTABLE,
     CatalogDigester,
     DigestError,
     canonicalize,
@@ -30,6 +26,7 @@ from otel_mcp_health.core.digest import (
     digest_tools,
     project_tool,
 )
+from otel_mcp_health.core.reasons import DigestReason
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors" / "digest"
 VECTOR_FILES = sorted(VECTORS.glob("*.json"))
@@ -146,7 +143,7 @@ def test_accepts_any_mapping_and_iterable() -> None:
 def test_unrepresentable_values_raise_digest_error(value: Any) -> None:
     with pytest.raises(DigestError) as info:
         digest_tools([{"name": "t", "inputSchema": {"default": value}}])
-    assert info.value.reason == REASON_UNREPRESENTABLE
+    assert info.value.reason == DigestReason.UNREPRESENTABLE
     assert type(info.value) is DigestError
     with pytest.raises(DigestError):
         canonicalize(value)
@@ -175,12 +172,12 @@ def test_deep_and_cyclic_values_raise_digest_error() -> None:
         deep = [deep]
     with pytest.raises(DigestError) as info:
         digest_tools([{"name": "deep", "inputSchema": deep}])
-    assert info.value.reason == REASON_UNREPRESENTABLE
+    assert info.value.reason == DigestReason.UNREPRESENTABLE
     cyclic: dict[str, Any] = {"name": "loop"}
     cyclic["inputSchema"] = cyclic
     with pytest.raises(DigestError) as info:
         digest_tools([cyclic])
-    assert info.value.reason == REASON_UNREPRESENTABLE
+    assert info.value.reason == DigestReason.UNREPRESENTABLE
     moderately_deep: Any = {}
     for _ in range(200):
         moderately_deep = {"a": moderately_deep}
@@ -191,20 +188,20 @@ def test_deep_and_cyclic_values_raise_digest_error() -> None:
 def test_tool_not_an_object(tool: Any) -> None:
     with pytest.raises(DigestError) as info:
         digest_tools([{"name": "ok"}, tool])
-    assert info.value.reason == REASON_TOOL_NOT_AN_OBJECT
+    assert info.value.reason == DigestReason.TOOL_NOT_AN_OBJECT
 
 
 @pytest.mark.parametrize("tool", [{}, {"title": "x"}, {"name": None}, {"name": 3}], ids=repr)
 def test_tool_without_name(tool: Any) -> None:
     with pytest.raises(DigestError) as info:
         digest_tools([tool])
-    assert info.value.reason == REASON_TOOL_WITHOUT_NAME
+    assert info.value.reason == DigestReason.TOOL_WITHOUT_NAME
 
 
 def test_tools_not_iterable() -> None:
     with pytest.raises(DigestError) as info:
         digest_tools(42)  # type: ignore[arg-type]
-    assert info.value.reason == REASON_TOOLS_NOT_A_LIST
+    assert info.value.reason == DigestReason.TOOLS_NOT_A_LIST
 
     def failing() -> Iterator[dict[str, Any]]:
         yield {"name": "a"}
@@ -212,7 +209,7 @@ def test_tools_not_iterable() -> None:
 
     with pytest.raises(DigestError) as info:
         digest_tools(failing())
-    assert info.value.reason == REASON_TOOLS_NOT_A_LIST
+    assert info.value.reason == DigestReason.TOOLS_NOT_A_LIST
 
 
 def test_misbehaving_mapping_is_a_digest_error() -> None:
@@ -248,7 +245,7 @@ def test_misbehaving_values_are_digest_errors() -> None:
     for value in (BadInt(3), BadList([1])):
         with pytest.raises(DigestError) as info:
             digest_tools([{"name": "t", "inputSchema": value}])
-        assert info.value.reason == REASON_UNREPRESENTABLE
+        assert info.value.reason == DigestReason.UNREPRESENTABLE
 
 
 # --- cache -------------------------------------------------------------------------------

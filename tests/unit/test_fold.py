@@ -21,7 +21,7 @@ from otel_mcp_health.core.evidence import (
     ProtocolEvidence,
     RequestEvidence,
 )
-from otel_mcp_health.core.fold import PRECEDENCE, TIMEOUT, TOOL_ERROR, Rule, fold, records
+from otel_mcp_health.core.fold import PRECEDENCE, TIMEOUT, TOOL_ERROR, Overwrite, fold, records
 from otel_mcp_health.core.observations import Observed
 
 
@@ -90,7 +90,7 @@ def test_the_table_names_only_observed_fields_and_known_rules() -> None:
     }
     for row, cells in PRECEDENCE.items():
         assert set(cells) <= fields, row
-        assert all(isinstance(rule, Rule) for rule in cells.values()), row
+        assert all(isinstance(rule, Overwrite) for rule in cells.values()), row
     assert (TOOL_ERROR, TIMEOUT) == (A.ERROR_TYPE_TOOL_ERROR, A.ERROR_TYPE_TIMEOUT)
 
 

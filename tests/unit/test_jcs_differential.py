@@ -24,7 +24,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from otel_mcp_health.core import jcs
-from otel_mcp_health.core.digest import REASON_UNREPRESENTABLE, DigestError, canonicalize
+from otel_mcp_health.core.digest import DigestError, canonicalize
+from otel_mcp_health.core.reasons import DigestReason
 
 _SAFE = 2**53 - 1
 
@@ -152,7 +153,7 @@ def _ours(value: Any, encoder: str = jcs.ENCODER) -> bytes | None:
     assert kind.isidentifier()
     with pytest.raises(DigestError) as info:  # what the digest reports for it
         canonicalize(value)
-    assert info.value.reason == REASON_UNREPRESENTABLE
+    assert info.value.reason == DigestReason.UNREPRESENTABLE
     return None
 
 

@@ -19,11 +19,11 @@ import rfc8785
 
 from otel_mcp_health.core import jcs
 from otel_mcp_health.core.digest import (
-    REASON_UNREPRESENTABLE,
     CatalogDigester,
     DigestError,
     project_tool,
 )
+from otel_mcp_health.core.reasons import DigestReason
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -88,7 +88,7 @@ def test_a_non_finite_float_behind_a_large_payload_is_refused(encoder: str) -> N
         jcs.canonicalize(value, encoder=encoder)
     with pytest.raises(DigestError) as caught:
         CatalogDigester().digest([{"name": "t", "inputSchema": value}])
-    assert caught.value.reason == REASON_UNREPRESENTABLE
+    assert caught.value.reason == DigestReason.UNREPRESENTABLE
 
 
 def test_same_prefix_different_tail_is_two_cache_entries() -> None:

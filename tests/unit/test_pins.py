@@ -21,9 +21,6 @@ from hypothesis import strategies as st
 from otel_mcp_health.core import pin_codec
 from otel_mcp_health.core.digest import (
     PROJECTED_MEMBERS,
-    REASON_TOOL_NOT_AN_OBJECT,
-    REASON_TOOL_WITHOUT_NAME,
-    REASON_UNREPRESENTABLE,
     DigestError,
     tool_digests,
 )
@@ -41,6 +38,7 @@ from otel_mcp_health.core.pins import (
     render_pins,
     tool_digest,
 )
+from otel_mcp_health.core.reasons import DigestReason
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 MEMBER_VECTORS = sorted((VECTORS / "members").glob("*.json"))
@@ -111,15 +109,15 @@ def test_null_member_differs_from_absent() -> None:
 @pytest.mark.parametrize(
     ("tool", "reason"),
     [
-        (["name", "t"], REASON_TOOL_NOT_AN_OBJECT),
-        ("t", REASON_TOOL_NOT_AN_OBJECT),
-        ({"description": "no name"}, REASON_TOOL_WITHOUT_NAME),
-        ({"name": 7}, REASON_TOOL_WITHOUT_NAME),
-        ({"name": "t", "description": math.inf}, REASON_UNREPRESENTABLE),
-        ({"name": "t", "inputSchema": {"a": 2**60}}, REASON_UNREPRESENTABLE),
-        ({"name": "t", "title": "\ud800"}, REASON_UNREPRESENTABLE),
-        ({"name": "t", "annotations": {1: True}}, REASON_UNREPRESENTABLE),
-        ({"name": "t", "execution": object()}, REASON_UNREPRESENTABLE),
+        (["name", "t"], DigestReason.TOOL_NOT_AN_OBJECT),
+        ("t", DigestReason.TOOL_NOT_AN_OBJECT),
+        ({"description": "no name"}, DigestReason.TOOL_WITHOUT_NAME),
+        ({"name": 7}, DigestReason.TOOL_WITHOUT_NAME),
+        ({"name": "t", "description": math.inf}, DigestReason.UNREPRESENTABLE),
+        ({"name": "t", "inputSchema": {"a": 2**60}}, DigestReason.UNREPRESENTABLE),
+        ({"name": "t", "title": "\ud800"}, DigestReason.UNREPRESENTABLE),
+        ({"name": "t", "annotations": {1: True}}, DigestReason.UNREPRESENTABLE),
+        ({"name": "t", "execution": object()}, DigestReason.UNREPRESENTABLE),
     ],
 )
 def test_member_digest_errors_are_digest_errors(tool: Any, reason: str) -> None:
@@ -146,7 +144,7 @@ class _Hostile(Mapping[str, Any]):
 def test_a_mapping_that_fails_is_a_digest_error() -> None:
     with pytest.raises(DigestError) as info:
         member_digests(_Hostile())
-    assert info.value.reason == REASON_TOOL_NOT_AN_OBJECT
+    assert info.value.reason == DigestReason.TOOL_NOT_AN_OBJECT
 
 
 _SCALAR = st.one_of(

@@ -17,8 +17,8 @@ from otel_mcp_health import attributes as A
 from otel_mcp_health._codec._read import Attributes, read_str
 from otel_mcp_health.core.approval import MAX_TOOL_NAMES, Approval
 from otel_mcp_health.core.bounds import cap
-from otel_mcp_health.core.reasons import Reason
-from otel_mcp_health.core.vocabulary import ApprovalReason, ApprovalVerdict, CallApproval
+from otel_mcp_health.core.reasons import ApprovalReason, Reason
+from otel_mcp_health.core.vocabulary import ApprovalVerdict, CallApproval
 
 #: Why a call's tool is unapproved, as the call span says it (``mcp_health.call.approval.reason``).
 _CALL_REASONS: Final = frozenset({Reason.TOOL_UNAPPROVED.value, Reason.PINS_UNREADABLE.value})

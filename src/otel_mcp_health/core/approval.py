@@ -36,7 +36,8 @@ from typing import Any, Final
 
 from otel_mcp_health.core import digest as _digest
 from otel_mcp_health.core.pins import ServerPins, ToolPin, member_digest, tool_digest
-from otel_mcp_health.core.vocabulary import ApprovalReason, ApprovalVerdict, ChangeKind
+from otel_mcp_health.core.reasons import ApprovalReason
+from otel_mcp_health.core.vocabulary import ApprovalVerdict, ChangeKind
 
 #: Members whose change alters what the model is told a tool does or takes (docs/model.md#catalog).
 MATERIAL_MEMBERS: Final = (

@@ -9,28 +9,13 @@ each fact as one row of :data:`PRECEDENCE` and writes its values into the reques
 :func:`records` builds the call, handshake and page records from them; the codec writes each
 once. Nothing here reads a clock or does I/O.
 
-The precedence table is data (after h11's state tables): a row per *reading* of a fact, a column
-per observed field, and in each cell the rule that decides whether the reading's value replaces
-what an earlier fact wrote (docs/architecture.md#precedence):
-
-* ``SET``: an observation of this very thing; the latest one wins.
-* ``KEEP``: an inference; written only where nothing was recorded yet (``None``).
-* ``OVER_OK``: a transport failure; replaces ``ok`` or nothing, never another failure.
-* ``NEXT``: the second step of a sequence; written only over ``False`` (the write is visible
-  only once the SDK entered its span block, which sets ``write_started`` to ``False``).
-
-Readings in :data:`FIRST_CLASSIFICATION` (an exception the request raised) apply only while the
-request's ``error_type`` is unset: several nested layers see the same exception, and the first
-classification wins. What a fact *means* may depend on what came before (a cancellation after
-the answer is no silence); the reading says that, the table says who wins.
+The precedence table, which decides whose value wins, is data: :mod:`.precedence`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from enum import Enum
-from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
 from otel_mcp_health.core.bounds import cap
@@ -51,6 +36,8 @@ from otel_mcp_health.core.facts import (
     WriteStarted,
 )
 from otel_mcp_health.core.observations import Observed, request_evidence
+from otel_mcp_health.core.precedence import EXCEPTION_TYPE as _EXC
+from otel_mcp_health.core.precedence import FIRST_CLASSIFICATION, PRECEDENCE, Overwrite
 from otel_mcp_health.core.vocabulary import AUTH_CHALLENGE_STATUSES, AuthError, TransportOutcome
 
 _OK = TransportOutcome.OK.value
@@ -58,91 +45,6 @@ _OK = TransportOutcome.OK.value
 #: deadline (the same values as ``attributes.ERROR_TYPE_TOOL_ERROR`` / ``ERROR_TYPE_TIMEOUT``).
 TOOL_ERROR: Final = "tool_error"
 TIMEOUT: Final = "timeout"
-
-
-# ----------------------------------------------------------------------------------------------
-# The precedence table
-# ----------------------------------------------------------------------------------------------
-class Rule(Enum):
-    """Whether a reading's value replaces what is recorded (module docstring)."""
-
-    SET = "set"
-    KEEP = "keep"
-    OVER_OK = "over_ok"
-    NEXT = "next"
-
-
-_S, _K, _O, _N = Rule.SET, Rule.KEEP, Rule.OVER_OK, Rule.NEXT
-_EXC = "exception_type"
-#: reading -> {field: rule}. The columns a row leaves out it never writes.
-PRECEDENCE: Final[Mapping[str, Mapping[str, Rule]]] = MappingProxyType(
-    {
-        "http_response": {
-            "http_status": _S,
-            "http_json_body": _S,
-            "transport_outcome": _S,
-            "written": _S,
-            "auth_error": _S,
-            "auth_scope": _S,
-            "session_id": _S,
-        },
-        "http_rejected": {"answered": _S, "error_type": _S, "transport_outcome": _O, _EXC: _S},
-        "oauth_failed": {
-            "auth_error": _S,
-            "error_type": _S,
-            "transport_outcome": _S,
-            "written": _S,
-            _EXC: _S,
-        },
-        "transport_failed": {"transport_outcome": _S, "error_type": _K, "written": _S, _EXC: _S},
-        "sdk_entered": {"sdk_entered": _S, "write_started": _K},
-        "write_started": {"write_started": _N},
-        "sdk_exit": {"written": _K},
-        "sdk_exit_closed": {"written": _S},
-        "result": {
-            "answered": _S,
-            "written": _K,
-            "transport_outcome": _K,
-            "is_error": _S,
-            "error_type": _S,
-        },
-        "output_schema": {"output_schema_valid": _S},
-        "outcome": {"outcome": _S},
-        "handshake": {"handshake": _S},
-        "page": {"page": _S},
-        # an exception, first classification only
-        "timeout": {
-            _EXC: _S,
-            "timed_out": _S,
-            "written": _K,
-            "transport_outcome": _K,
-            "error_type": _S,
-        },
-        "closed": {_EXC: _S, "written": _K, "transport_outcome": _O, "error_type": _S},
-        "http_collapsed": {_EXC: _S, "answered": _S, "error_type": _S, "transport_outcome": _O},
-        "rpc_error": {
-            _EXC: _S,
-            "answered": _S,
-            "transport_outcome": _K,
-            "written": _K,
-            "error_code": _S,
-            "error_type": _S,
-        },
-        "cancelled": {
-            _EXC: _S,
-            "cancelled": _S,
-            "error_type": _S,
-            "written": _S,
-            "timed_out": _S,
-            "transport_outcome": _K,
-        },
-        "invalid_result": {_EXC: _S, "result_valid": _S, "error_type": _S},
-        "raised": {_EXC: _S, "error_type": _S},
-    }
-)
-FIRST_CLASSIFICATION: Final = frozenset(
-    {"timeout", "closed", "http_collapsed", "rpc_error", "cancelled", "invalid_result", "raised"}
-)
 
 
 class _FailureOr(NamedTuple):
@@ -186,7 +88,9 @@ def _http_failure(fact: HttpFailure, seen: Folded, network: str | None) -> Readi
     exc = fact.exception_type
     if fact.status is not None:
         rejected = {"answered": True, "error_type": str(fact.status), _EXC: exc}
-        if seen.http_json_body:  # maybe the server's JSON-RPC error, unread by mcp 1.x
+        if seen.http_json_body:
+            # The body may be the server's own JSON-RPC error (mcp 1.x raised before reading
+            # it): not ours to call a transport failure.
             return "http_rejected", rejected
         return "http_rejected", {**rejected, **_refused(fact.status)}
     if fact.oauth:  # the OAuth flow starts from the server's 401/403: the exchange itself worked
@@ -353,9 +257,9 @@ def _apply(seen: Folded, row: str, values: dict[str, Any]) -> None:
             value = seen.transport_outcome if failure else proposed.fallback
         rule, current = rules[name], getattr(seen, name)
         if (
-            (rule is Rule.KEEP and current is not None)
-            or (rule is Rule.OVER_OK and current not in (None, _OK))
-            or (rule is Rule.NEXT and current is not False)
+            (rule is Overwrite.KEEP and current is not None)
+            or (rule is Overwrite.OVER_OK and current not in (None, _OK))
+            or (rule is Overwrite.NEXT and current is not False)
         ):
             continue
         setattr(seen, name, value)

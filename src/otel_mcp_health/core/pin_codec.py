@@ -19,20 +19,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from otel_mcp_health.core.digest import PROJECTED_MEMBERS
-
-#: The reasons of :class:`PinsError`.
-REASON_NOT_TOML: Final = "pins_not_toml"
-REASON_BAD_FORMAT: Final = "pins_bad_format"
-REASON_BAD_PROJECTION: Final = "pins_bad_projection"
-REASON_UNKNOWN_KEY: Final = "pins_unknown_key"
-REASON_MISSING_KEY: Final = "pins_missing_key"
-REASON_BAD_TYPE: Final = "pins_bad_type"
-REASON_BAD_DIGEST: Final = "pins_bad_digest"
-REASON_EMPTY_TOOL: Final = "pins_empty_tool"
-REASON_DUPLICATE_TOOL: Final = "pins_duplicate_tool"
-REASON_DUPLICATE_SERVER: Final = "pins_duplicate_server"
-REASON_UNREPRESENTABLE: Final = "pins_unrepresentable"
+from otel_mcp_health.core.canonical import PROJECTED_MEMBERS
+from otel_mcp_health.core.reasons import PinsReason
+from otel_mcp_health.core.toml_fields import syntax_position, unknown_keys
 
 #: The largest pin file read (a pin is ~700 bytes per tool: 10,000 tools stay far below it).
 MAX_PIN_FILE_BYTES: Final = 16 * 1024 * 1024
@@ -55,11 +44,10 @@ _ESCAPES: Final = {
     "\r": "\\r",
 }
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_POSITION: Final = re.compile(r"\(at (?:line \d+, column \d+|end of document)\)")
 
 
 class PinsError(ValueError):
-    """A pin file that cannot be used; ``reason`` is a short code (``pins_not_toml`` ...)."""
+    """A pin file that cannot be used; ``reason`` is a :class:`PinsReason`."""
 
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(f"{reason}: {detail}")
@@ -80,18 +68,17 @@ class ServerDoc:
 
 def _load(text: object) -> dict[str, Any]:
     if not isinstance(text, str):
-        raise PinsError(REASON_NOT_TOML, f"expected text, got {type(text).__name__}")
+        raise PinsError(PinsReason.NOT_TOML, f"expected text, got {type(text).__name__}")
     try:
         return tomllib.loads(text)
     except Exception as exc:  # noqa: BLE001 - TOMLDecodeError, RecursionError on deep nesting
-        where = _POSITION.search(str(exc)) if isinstance(exc, tomllib.TOMLDecodeError) else None
-        raise PinsError(REASON_NOT_TOML, where.group(0) if where else type(exc).__name__) from None
+        where = syntax_position(exc) if isinstance(exc, tomllib.TOMLDecodeError) else None
+        raise PinsError(PinsReason.NOT_TOML, where or type(exc).__name__) from None
 
 
 def _keys(table: Mapping[str, Any], allowed: frozenset[str], where: str) -> None:
-    unknown = [key for key in table if key not in allowed]
-    if unknown:
-        raise PinsError(REASON_UNKNOWN_KEY, f"{where}: {len(unknown)} unknown key(s)")
+    if unknown := unknown_keys(table, allowed):
+        raise PinsError(PinsReason.UNKNOWN_KEY, f"{where}: {len(unknown)} unknown key(s)")
 
 
 def _string(table: Mapping[str, Any], key: str, where: str, *, required: bool) -> str | None:
@@ -99,9 +86,9 @@ def _string(table: Mapping[str, Any], key: str, where: str, *, required: bool) -
     if value is None and not required:
         return None
     if value is None:
-        raise PinsError(REASON_MISSING_KEY, f"{where}: no {key}")
+        raise PinsError(PinsReason.MISSING_KEY, f"{where}: no {key}")
     if not isinstance(value, str):
-        raise PinsError(REASON_BAD_TYPE, f"{where}: {key} must be a string")
+        raise PinsError(PinsReason.BAD_TYPE, f"{where}: {key} must be a string")
     return value
 
 
@@ -109,13 +96,13 @@ def _tables(value: object, where: str) -> list[Mapping[str, Any]]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
-        raise PinsError(REASON_BAD_TYPE, f"{where} must be an array of tables")
+        raise PinsError(PinsReason.BAD_TYPE, f"{where} must be an array of tables")
     return value
 
 
 def _digest(value: str | None, where: str, *, absent: bool = False) -> None:
     if value is not None and not _DIGEST.fullmatch(value) and not (absent and value == _ABSENT):
-        raise PinsError(REASON_BAD_DIGEST, f"{where}: not sha256:<64 lowercase hex>")
+        raise PinsError(PinsReason.BAD_DIGEST, f"{where}: not sha256:<64 lowercase hex>")
 
 
 def _tool(table: Mapping[str, Any], where: str) -> Mapping[str, Any]:
@@ -125,14 +112,14 @@ def _tool(table: Mapping[str, Any], where: str) -> Mapping[str, Any]:
     _digest(digest, where + ", digest")
     members = table.get("members", {})
     if not isinstance(members, dict):
-        raise PinsError(REASON_BAD_TYPE, f"{where}: members must be a table")
+        raise PinsError(PinsReason.BAD_TYPE, f"{where}: members must be a table")
     _keys(members, frozenset(PROJECTED_MEMBERS), where + ", members")
     for key, value in members.items():
         if not isinstance(value, str):
-            raise PinsError(REASON_BAD_TYPE, f"{where}, members: {key} must be a string")
+            raise PinsError(PinsReason.BAD_TYPE, f"{where}, members: {key} must be a string")
         _digest(value, f"{where}, members, {key}", absent=True)
     if digest is None and not members:
-        raise PinsError(REASON_EMPTY_TOOL, f"{where}: neither digest nor members")
+        raise PinsError(PinsReason.EMPTY_TOOL, f"{where}: neither digest nor members")
     return {"name": name, "digest": digest, "members": dict(members)}
 
 
@@ -147,7 +134,7 @@ def _server(table: Mapping[str, Any], where: str) -> ServerDoc:
     for number, raw in enumerate(_tables(table.get("tool"), where + ", tool"), start=1):
         tool = _tool(raw, f"{where}, tool {number}")
         if tool["name"] in seen:
-            raise PinsError(REASON_DUPLICATE_TOOL, f"{where}, tool {number}: name pinned twice")
+            raise PinsError(PinsReason.DUPLICATE_TOOL, f"{where}, tool {number}: name pinned twice")
         seen.add(tool["name"])
         tools.append(tool)
     return ServerDoc(fields, tuple(tools))
@@ -158,15 +145,17 @@ def parse_document(text: str, pins_format: str, projection: str) -> list[ServerD
     document = _load(text)
     _keys(document, _TOP_KEYS, "top level")
     if document.get("format") != pins_format:
-        raise PinsError(REASON_BAD_FORMAT, f"format is not {pins_format!r}")
+        raise PinsError(PinsReason.BAD_FORMAT, f"format is not {pins_format!r}")
     if document.get("projection") != projection:
-        raise PinsError(REASON_BAD_PROJECTION, f"projection is not {projection!r}")
+        raise PinsError(PinsReason.BAD_PROJECTION, f"projection is not {projection!r}")
     servers, seen = [], set()
     for number, raw in enumerate(_tables(document.get("server"), "server"), start=1):
         server = _server(raw, f"server {number}")
         key = tuple(server.fields.get(k) for k in ("name", "address", "port"))
         if key in seen:
-            raise PinsError(REASON_DUPLICATE_SERVER, f"server {number}: same name, address, port")
+            raise PinsError(
+                PinsReason.DUPLICATE_SERVER, f"server {number}: same name, address, port"
+            )
         seen.add(key)
         servers.append(server)
     return servers
@@ -187,7 +176,7 @@ def toml_string(value: str) -> str:
     characters) written as ``\\uXXXX``, so a reviewer sees what a name really holds. A lone
     surrogate (no TOML form) raises PinsError."""
     if _SURROGATE.search(value):
-        raise PinsError(REASON_UNREPRESENTABLE, "a string holds a lone surrogate")
+        raise PinsError(PinsReason.UNREPRESENTABLE, "a string holds a lone surrogate")
     if value.isprintable() and '"' not in value and "\\" not in value:
         return f'"{value}"'
     return '"' + "".join(map(_escape, value)) + '"'

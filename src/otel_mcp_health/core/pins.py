@@ -22,11 +22,11 @@ from typing import Any, Final
 
 from otel_mcp_health.core import digest as _digest
 from otel_mcp_health.core.pin_codec import (
-    REASON_DUPLICATE_TOOL,
     PinsError,
     parse_document,
     render_document,
 )
+from otel_mcp_health.core.reasons import DigestReason, PinsReason
 from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION
 
 #: The ``format`` line of every pin file this version reads and writes.
@@ -42,13 +42,13 @@ def _sha256(data: bytes) -> str:
 def _checked(tool: object) -> Mapping[str, Any]:
     """``tool`` as a mapping with a string ``name``, or :class:`DigestError` as the digest."""
     if not isinstance(tool, Mapping):
-        raise _digest.DigestError(_digest.REASON_TOOL_NOT_AN_OBJECT, type(tool).__name__)
+        raise _digest.DigestError(DigestReason.TOOL_NOT_AN_OBJECT, type(tool).__name__)
     try:
         name = tool.get("name")
     except Exception as exc:  # noqa: BLE001 - a Mapping whose lookup misbehaves
-        raise _digest.DigestError(_digest.REASON_TOOL_NOT_AN_OBJECT, type(exc).__name__) from None
+        raise _digest.DigestError(DigestReason.TOOL_NOT_AN_OBJECT, type(exc).__name__) from None
     if not isinstance(name, str):
-        raise _digest.DigestError(_digest.REASON_TOOL_WITHOUT_NAME, type(name).__name__)
+        raise _digest.DigestError(DigestReason.TOOL_WITHOUT_NAME, type(name).__name__)
     return tool
 
 
@@ -58,7 +58,7 @@ def member_digest(tool: Mapping[str, Any], member: str) -> str:
         present = member in tool
         value = tool[member] if present else None
     except Exception as exc:  # noqa: BLE001 - a Mapping whose lookup misbehaves
-        raise _digest.DigestError(_digest.REASON_TOOL_NOT_AN_OBJECT, type(exc).__name__) from None
+        raise _digest.DigestError(DigestReason.TOOL_NOT_AN_OBJECT, type(exc).__name__) from None
     return _sha256(_digest.canonicalize(value)) if present else ABSENT
 
 
@@ -194,12 +194,12 @@ def pin_server(
     try:
         items = list(tools)
     except Exception as exc:  # noqa: BLE001 - not iterable, or an iterator that fails
-        raise _digest.DigestError(_digest.REASON_TOOLS_NOT_A_LIST, type(exc).__name__) from None
+        raise _digest.DigestError(DigestReason.TOOLS_NOT_A_LIST, type(exc).__name__) from None
     for tool in items:
         members = member_digests(tool)
         pin = ToolPin(str.__str__(tool["name"]), tool_digest(tool), members)
         if pins.setdefault(pin.name, pin) != pin:
-            raise PinsError(REASON_DUPLICATE_TOOL, "a tool name is listed twice, differently")
+            raise PinsError(PinsReason.DUPLICATE_TOOL, "a tool name is listed twice, differently")
     ordered = tuple(pins[key] for key in sorted(pins))
     return ServerPins(name, address, None if port is None else str(port), source, ordered)
 

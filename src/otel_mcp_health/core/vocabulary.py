@@ -102,15 +102,6 @@ class ApprovalVerdict(StrEnum):
     UNPINNED = "unpinned"
 
 
-class ApprovalReason(StrEnum):
-    """``mcp_health.catalog.approval.reason``; order = precedence (the first that applies)."""
-
-    PINS_UNREADABLE = "pins_unreadable"
-    MATERIAL_CHANGE = "material_change"
-    TOOL_ADDED = "tool_added"
-    NO_MATCHING_PINS = "no_matching_pins"
-
-
 class ChangeKind(StrEnum):
     """How one tool of a discovery differs from its pin (docs/evidence-format.md#member-digests)."""
 

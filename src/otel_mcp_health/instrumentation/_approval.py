@@ -27,7 +27,8 @@ from otel_mcp_health._files import FileRefusedError, read_regular_file
 from otel_mcp_health.core.approval import UNREADABLE_PINS, Approval, ToolChange, judge_approval
 from otel_mcp_health.core.pin_codec import MAX_PIN_FILE_BYTES
 from otel_mcp_health.core.pins import PinFile, PinsError, ServerLabel, parse_pins
-from otel_mcp_health.core.vocabulary import ApprovalReason, ApprovalVerdict, ChangeKind
+from otel_mcp_health.core.reasons import ApprovalReason
+from otel_mcp_health.core.vocabulary import ApprovalVerdict, ChangeKind
 from otel_mcp_health.instrumentation import _servers
 from otel_mcp_health.instrumentation._state import SessionState
 

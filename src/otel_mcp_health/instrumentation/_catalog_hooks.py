@@ -13,16 +13,11 @@ from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health._codec import encode_digest, encode_install_check
-from otel_mcp_health.core.digest import (
-    REASON_TOOL_NOT_AN_OBJECT,
-    REASON_UNREPRESENTABLE,
-    DigestError,
-    digest_tools,
-    digests,
-)
+from otel_mcp_health.core.digest import DigestError, digest_tools, digests
 from otel_mcp_health.core.evidence import Page
 from otel_mcp_health.core.facts import CatalogEnd, PageResult
 from otel_mcp_health.core.install import compare_install
+from otel_mcp_health.core.reasons import DigestReason
 from otel_mcp_health.core.traversal import CursorChain
 from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION, ClientSource
 from otel_mcp_health.instrumentation import _approval, _servers, _state
@@ -127,7 +122,7 @@ def _digest(tools: Sequence[Mapping[str, Any]], *, per_tool: bool = False) -> _D
     except DigestError as exc:
         return None, exc.reason, None
     except (RecursionError, MemoryError, TypeError, ValueError):
-        return None, REASON_UNREPRESENTABLE, None  # never a digest of a guess
+        return None, DigestReason.UNREPRESENTABLE, None  # never a digest of a guess
 
 
 def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
@@ -178,12 +173,12 @@ def _wire_tools(tools: Any) -> tuple[list[Mapping[str, Any]], str | None]:
     try:
         items = list(tools)
     except Exception:  # noqa: BLE001 - an iterable the application handed us may fail in any way: not tool definitions
-        return [], REASON_TOOL_NOT_AN_OBJECT
+        return [], DigestReason.TOOL_NOT_AN_OBJECT
     projected: list[Mapping[str, Any]] = []
     for tool in items:
         wire = _wire_tool(tool)
         if wire is None:
-            return [], REASON_TOOL_NOT_AN_OBJECT
+            return [], DigestReason.TOOL_NOT_AN_OBJECT
         projected.append(wire)
     return projected, None
 

@@ -23,7 +23,7 @@ from otel_mcp_health.pin._sources import Source, tools_file
 
 if TYPE_CHECKING:  # the command's modules load when it runs, not when the parser is built
     from otel_mcp_health.core.pins import ServerLabel
-    from otel_mcp_health.pin._command import Target
+    from otel_mcp_health.pin._command import PinEntry
 
 EXIT_USAGE: Final = 2
 
@@ -69,8 +69,8 @@ def _source(args: argparse.Namespace) -> Source:
     return live_source(args)
 
 
-def _target(args: argparse.Namespace, source: Source) -> Target:
-    from otel_mcp_health.pin._command import Target, escaped
+def _target(args: argparse.Namespace, source: Source) -> PinEntry:
+    from otel_mcp_health.pin._command import PinEntry, escaped
 
     name = args.name if args.name is not None else escaped(source.name)
     if not name:
@@ -79,7 +79,7 @@ def _target(args: argparse.Namespace, source: Source) -> Target:
     port = args.port if args.port is not None else None
     if port is None and source.port is not None:
         port = str(source.port)
-    return Target(args.pins, name, address, port)
+    return PinEntry(args.pins, name, address, port)
 
 
 def _label(args: argparse.Namespace, source: Source) -> ServerLabel:

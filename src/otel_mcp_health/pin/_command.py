@@ -49,7 +49,7 @@ EXIT_DRIFT: Final = 1
 
 
 @dataclass(frozen=True, slots=True)
-class Target:
+class PinEntry:
     """The pin file and the server entry's globs (``None``: omitted, any value matches)."""
 
     path: str
@@ -85,7 +85,7 @@ def _tool_pin(tool: Mapping[str, Any]) -> ToolPin:
     return ToolPin(str(tool["name"]), None, members)
 
 
-def server_pins(source: Source, target: Target) -> ServerPins:
+def server_pins(source: Source, target: PinEntry) -> ServerPins:
     """The new entry: full pins (every projected member), or partial ones."""
     try:
         if not source.partial:
@@ -149,7 +149,7 @@ def _shadowing(merged: PinFile, source: Source, new: ServerPins) -> ServerPins |
 def create(
     current: PinFile | None,
     source: Source,
-    target: Target,
+    target: PinEntry,
     *,
     update: bool,
     accept: bool,

@@ -9,7 +9,6 @@ carrying ``user:password@`` or a query string. See docs/probe.md.
 
 from __future__ import annotations
 
-import math
 import re
 import tomllib
 import urllib.parse
@@ -17,6 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
+
+from otel_mcp_health.core import toml_fields
+from otel_mcp_health.core.toml_fields import FieldError
 
 DEFAULT_LISTEN: Final = "127.0.0.1:9469"
 DEFAULT_MIN_INTERVAL_S: Final = 15.0
@@ -38,10 +40,6 @@ class ProbeConfigError(Exception):
     def __init__(self, source: str, problems: Sequence[str]) -> None:
         self.source, self.problems = source, tuple(problems)
         super().__init__(f"{source}: {self.problems[0]}")
-
-
-class _Bad(Exception):  # noqa: N818 - a control-flow signal inside the loader
-    """One value that does not fit its key (the message describes the expectation only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +72,7 @@ class Module:
 
 
 @dataclass(frozen=True, slots=True)
-class Target:
+class ProbeTarget:
     """What to probe: one configured MCP server (the only thing ``/probe`` accepts)."""
 
     name: str
@@ -99,106 +97,75 @@ class ProbeConfig:
     pins: str | None = field(default=None, repr=False)
     outcomes: str | None = field(default=None, repr=False)
     modules: Mapping[str, Module] = field(default_factory=dict)
-    targets: Mapping[str, Target] = field(default_factory=dict)
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise _Bad("expects a non-empty string")
-    return value
+    targets: Mapping[str, ProbeTarget] = field(default_factory=dict)
 
 
 def _name(value: Any) -> str:
     if not isinstance(value, str) or not _NAME.fullmatch(value):
-        raise _Bad("expects a name of 1 to 64 letters, digits, '_', '.' or '-'")
+        raise FieldError("expects a name of 1 to 64 letters, digits, '_', '.' or '-'")
     return value
-
-
-def _seconds(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _Bad("expects a number of seconds")
-    if not (value > 0 and math.isfinite(value)):
-        raise _Bad("expects a positive number of seconds")
-    return float(value)
-
-
-def _count(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise _Bad("expects a positive whole number")
-    return value
-
-
-def _flag(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise _Bad("expects true or false")
-    return value
-
-
-def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
-    def check(value: Any) -> str:
-        if value not in options:
-            raise _Bad("expects one of " + ", ".join(options))
-        return str(value)
-
-    return check
 
 
 def _listen(value: Any) -> str:
-    host, sep, port = _text(value).rpartition(":")
+    host, sep, port = toml_fields.text(value).rpartition(":")
     if not sep or not host or not port.isdigit() or int(port) > 65535:
-        raise _Bad("expects HOST:PORT")
+        raise FieldError("expects HOST:PORT")
     return str(value)
 
 
 def _url(value: Any) -> str:
     try:
-        parts = urllib.parse.urlsplit(_text(value))
+        parts = urllib.parse.urlsplit(toml_fields.text(value))
         _ = parts.port
     except ValueError:
-        raise _Bad("expects an http:// or https:// URL") from None
+        raise FieldError("expects an http:// or https:// URL") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise _Bad("expects an http:// or https:// URL")
+        raise FieldError("expects an http:// or https:// URL")
     if parts.username is not None or parts.password is not None:
-        raise _Bad("holds credentials (user:password@): give them in [target.headers] by reference")
+        raise FieldError(
+            "holds credentials (user:password@): give them in [target.headers] by reference"
+        )
     if parts.query or parts.fragment:
-        raise _Bad("has a query or fragment: give credentials in [target.headers] by reference")
+        raise FieldError(
+            "has a query or fragment: give credentials in [target.headers] by reference"
+        )
     return str(value)
 
 
 def _command(value: Any) -> tuple[str, ...]:
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        raise _Bad("expects a non-empty list of strings (the server's argv)")
+        raise FieldError("expects a non-empty list of strings (the server's argv)")
     return tuple(value)
 
 
 def _secret(value: Any) -> Secret:
     if not isinstance(value, dict):
-        raise _Bad('is a credential written inline: write {env = "NAME"} or {file = "PATH"}')
+        raise FieldError('is a credential written inline: write {env = "NAME"} or {file = "PATH"}')
     unknown = set(value) - {"env", "file", "prefix"}
     if unknown or ("env" in value) == ("file" in value):
-        raise _Bad("expects exactly one of env or file, and optionally prefix")
+        raise FieldError("expects exactly one of env or file, and optionally prefix")
     prefix = value.get("prefix", "")
     if not isinstance(prefix, str) or "\n" in prefix or "\r" in prefix:
-        raise _Bad("prefix expects a single-line string")
+        raise FieldError("prefix expects a single-line string")
     if "env" in value:
         if not isinstance(value["env"], str) or not _ENV_NAME.fullmatch(value["env"]):
-            raise _Bad("env expects an environment variable name")
+            raise FieldError("env expects an environment variable name")
         return Secret(env=value["env"], prefix=prefix)
-    return Secret(file=_text(value["file"]), prefix=prefix)
+    return Secret(file=toml_fields.text(value["file"]), prefix=prefix)
 
 
 def _references(pattern: re.Pattern[str]) -> Callable[[Any], dict[str, Secret]]:
     def check(value: Any) -> dict[str, Secret]:
         if not isinstance(value, dict):
-            raise _Bad("expects a table of NAME = {env = ...} or {file = ...}")
+            raise FieldError("expects a table of NAME = {env = ...} or {file = ...}")
         out: dict[str, Secret] = {}
         for key, item in value.items():
             if not pattern.fullmatch(key):
-                raise _Bad("holds a name that is not a valid header or variable name")
+                raise FieldError("holds a name that is not a valid header or variable name")
             try:
                 out[key] = _secret(item)
-            except _Bad as exc:
-                raise _Bad(f"entry {key if _NAME.fullmatch(key) else '?'}: {exc}") from None
+            except FieldError as exc:
+                raise FieldError(f"entry {key if _NAME.fullmatch(key) else '?'}: {exc}") from None
         return out
 
     return check
@@ -206,39 +173,41 @@ def _references(pattern: re.Pattern[str]) -> Callable[[Any], dict[str, Secret]]:
 
 def _canary(value: Any) -> Canary:
     if not isinstance(value, dict):
-        raise _Bad("expects a table with tool, arguments and verify")
+        raise FieldError("expects a table with tool, arguments and verify")
     unknown = set(value) - {"tool", "arguments", "verify"}
     if unknown:
-        raise _Bad("holds an unknown key (tool, arguments, verify)")
+        raise FieldError("holds an unknown key (tool, arguments, verify)")
     arguments = value.get("arguments", {})
     if not isinstance(arguments, dict):
-        raise _Bad("arguments expects an inline table")
+        raise FieldError("arguments expects an inline table")
     return Canary(
-        _text(value.get("tool")), arguments, _choice(VERIFY)(value.get("verify", "not_required"))
+        toml_fields.text(value.get("tool")),
+        arguments,
+        toml_fields.choice(VERIFY)(value.get("verify", "not_required")),
     )
 
 
 _PROBE_KEYS: Final[dict[str, Callable[[Any], Any]]] = {
     "listen": _listen,
-    "min_interval": _seconds,
-    "max_concurrent": _count,
-    "interval": _seconds,
-    "pins": _text,
-    "outcomes": _text,
+    "min_interval": toml_fields.positive_seconds,
+    "max_concurrent": toml_fields.positive_count,
+    "interval": toml_fields.positive_seconds,
+    "pins": toml_fields.text,
+    "outcomes": toml_fields.text,
 }
 _MODULE_KEYS: Final[dict[str, Callable[[Any], Any]]] = {
-    "era": _choice(ERAS),
-    "timeout": _seconds,
-    "max_pages": _count,
-    "call": _flag,
+    "era": toml_fields.choice(ERAS),
+    "timeout": toml_fields.positive_seconds,
+    "max_pages": toml_fields.positive_count,
+    "call": toml_fields.flag,
 }
 _TARGET_KEYS: Final[dict[str, Callable[[Any], Any]]] = {
     "name": _name,
-    "transport": _choice(TRANSPORTS),
+    "transport": toml_fields.choice(TRANSPORTS),
     "url": _url,
     "command": _command,
     "module": _name,
-    "interval": _seconds,
+    "interval": toml_fields.positive_seconds,
     "headers": _references(_HEADER),
     "env": _references(_ENV_NAME),
     "canary": _canary,
@@ -261,14 +230,14 @@ def _values(
             continue
         try:
             values[key] = check(raw)
-        except _Bad as exc:
+        except FieldError as exc:
             problems.append(f"{where}, key {shown!r}: {exc}")
     return values
 
 
 def _target(
     index: int, table: Any, modules: Mapping[str, Module], interval: float, problems: list[str]
-) -> Target | None:
+) -> ProbeTarget | None:
     where = f"target {index}"
     before = len(problems)
     values = _values(where, table, _TARGET_KEYS, problems)
@@ -291,7 +260,7 @@ def _target(
         problems.append(f"{where}, key 'module': names no [module.NAME] table")
     if len(problems) > before or module is None:
         return None
-    return Target(
+    return ProbeTarget(
         name=values["name"],
         transport=values["transport"],
         module=module,
@@ -340,7 +309,7 @@ def parse_config(document: Mapping[str, Any], source: str) -> ProbeConfig:
     if not isinstance(tables, list) or not tables:
         problems.append("key 'target': expects at least one [[target]] table")
         tables = []
-    targets: dict[str, Target] = {}
+    targets: dict[str, ProbeTarget] = {}
     interval = probe.get("interval", DEFAULT_INTERVAL_S)
     for index, table in enumerate(tables, start=1):
         target = _target(index, table, modules, interval, problems)
@@ -374,8 +343,8 @@ def load_config(path: str | Path) -> ProbeConfig:
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        position = re.search(r"\(at (?:line \d+, column \d+|end of document)\)", str(exc))
+        position = toml_fields.syntax_position(exc)
         raise ProbeConfigError(
-            source, ["not valid TOML" + (f" {position.group(0)}" if position else "")]
+            source, ["not valid TOML" + (f" {position}" if position else "")]
         ) from None
     return parse_config(document, source)

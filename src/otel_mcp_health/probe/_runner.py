@@ -32,7 +32,7 @@ from otel_mcp_health._files import FileRefusedError, read_regular_file
 from otel_mcp_health.check import _driver, _report
 from otel_mcp_health.check._options import ERA_MODES, CheckOptions
 from otel_mcp_health.core.vocabulary import GREEN, LAYERS, FirstFailedLayer, NextAction, Verdict
-from otel_mcp_health.probe._config import Module, Secret, Target
+from otel_mcp_health.probe._config import Module, ProbeTarget, Secret
 
 #: Reason of a probe that sent nothing because a credential reference could not be read.
 CREDENTIAL_UNAVAILABLE = "credential_unavailable"
@@ -117,7 +117,7 @@ async def _counted(transport: Any, counts: Counter[str]) -> AsyncIterator[tuple[
         yield read, _CountingWrite(write, counts)
 
 
-def _transport(target: Target, stack: AsyncExitStack) -> Any:
+def _transport(target: ProbeTarget, stack: AsyncExitStack) -> Any:
     if target.transport == "stdio":
         # The SDK's safe subset (HOME, PATH, ...) and the target's own references only: the
         # prober's environment holds every other target's credentials.
@@ -144,7 +144,7 @@ def _timed(run: Run, phase: str) -> Callable[[], None]:
     return done
 
 
-async def _steps(target: Target, options: CheckOptions, mode: str, run: Run) -> None:
+async def _steps(target: ProbeTarget, options: CheckOptions, mode: str, run: Run) -> None:
     deadline = time.monotonic() + options.timeout_s
     async with AsyncExitStack() as stack:
         try:
@@ -175,7 +175,7 @@ async def _steps(target: Target, options: CheckOptions, mode: str, run: Run) -> 
                 done()
 
 
-def check_options(target: Target, module: Module, timeout_s: float) -> CheckOptions:
+def check_options(target: ProbeTarget, module: Module, timeout_s: float) -> CheckOptions:
     """The check's view of one probe: where, what to call, and the bounds."""
     canary = target.canary if module.call else None
     return CheckOptions(
@@ -190,7 +190,7 @@ def check_options(target: Target, module: Module, timeout_s: float) -> CheckOpti
 
 
 def drive(
-    target: Target, options: CheckOptions, era_mode: str | None, *, run: Run | None = None
+    target: ProbeTarget, options: CheckOptions, era_mode: str | None, *, run: Run | None = None
 ) -> Run:
     """Run one probe in this thread's own event loop; never raises for what the server does.
 

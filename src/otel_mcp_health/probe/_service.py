@@ -27,7 +27,7 @@ from otel_mcp_health import OutcomePolicy
 from otel_mcp_health import attributes as A
 from otel_mcp_health.check._options import CheckOptions
 from otel_mcp_health.probe import _render, _runner
-from otel_mcp_health.probe._config import Module, ProbeConfig, Target
+from otel_mcp_health.probe._config import Module, ProbeConfig, ProbeTarget
 from otel_mcp_health.probe._pipeline import ProbePipeline
 from otel_mcp_health.probe._stats import ProberStats
 
@@ -124,7 +124,7 @@ class ProbeService:
         self._workers: set[threading.Thread] = set()
         self.latest: dict[tuple[str, str], ProbeResult] = {}
 
-    def resolve(self, target: str | None, module: str | None) -> tuple[Target, Module]:
+    def resolve(self, target: str | None, module: str | None) -> tuple[ProbeTarget, Module]:
         """The configured target and module (raises :class:`UnknownTargetError` or
         :class:`UnknownModuleError`)."""
         found = self.config.targets.get(target or "")
@@ -172,7 +172,7 @@ class ProbeService:
         with self._lock:
             return self._slots.setdefault(key, _Slot())
 
-    def _era_mode(self, target: Target, module: Module) -> str | None:
+    def _era_mode(self, target: ProbeTarget, module: Module) -> str | None:
         if module.era != "auto":
             return None
         learned = self._eras.get(target.name)
@@ -180,7 +180,7 @@ class ProbeService:
             return None
         return learned[0]
 
-    def _learn_era(self, target: Target, module: Module, run: _runner.Run) -> None:
+    def _learn_era(self, target: ProbeTarget, module: Module, run: _runner.Run) -> None:
         if module.era != "auto":
             return
         if run.era == "initialize":
@@ -188,7 +188,7 @@ class ProbeService:
         elif not run.facts.connected:
             self._eras.pop(target.name, None)  # ask again next time: it may have been upgraded
 
-    def _probe(self, target: Target, module: Module, timeout_s: float) -> ProbeResult:
+    def _probe(self, target: ProbeTarget, module: Module, timeout_s: float) -> ProbeResult:
         """One probe on a worker thread, answered within ``timeout_s`` (+ a moment) even when
         closing the session takes longer (the SDK waits out a stdio server that ignores stdin's
         end and SIGTERM for seconds): then the answer is the probe as it stood, timed out, and
@@ -222,7 +222,7 @@ class ProbeService:
             duration_s=time.monotonic() - started,
         )
 
-    def _work(self, target: Target, module: Module, job: _Job) -> None:
+    def _work(self, target: ProbeTarget, module: Module, job: _Job) -> None:
         """The probe itself, under its root span (worker thread); frees the running slot."""
         attributes = {PROBE_TARGET: target.name, PROBE_MODULE: module.name}
         self.stats.in_flight(+1)

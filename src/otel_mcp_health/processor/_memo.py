@@ -82,7 +82,7 @@ _DEFAULTS: Final = (_ABSENT,) * len(CALL_KEYS)
 SERVER_KEYS: Final = (A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME, A.SERVER_TARGET_KEY)
 _SERVER_DEFAULTS: Final = (_ABSENT,) * len(SERVER_KEYS)
 #: Server identities kept at once (cleared when full).
-MAX_SERVERS: Final = 1024
+MAX_SERVER_IDENTITIES: Final = 1024
 #: Decoded shapes and judgements kept at once (all forgotten when either is full), and counter
 #: cells kept per judgement (one per server label).
 MAX_SHAPES: Final = 1024
@@ -184,7 +184,7 @@ class CallMemo:
         except TypeError:  # an unhashable value
             return _spans.server_identity(attrs, fallback)
         if found is _ABSENT:
-            if len(self._servers) >= MAX_SERVERS:
+            if len(self._servers) >= MAX_SERVER_IDENTITIES:
                 self._servers.clear()
             found = self._servers[key] = _spans.server_identity(attrs, fallback)
         return found  # type: ignore[return-value]

@@ -79,7 +79,8 @@ from opentelemetry.metrics import (
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.bounds import LabelBudget
 from otel_mcp_health.core.calls import CallResult
-from otel_mcp_health.core.vocabulary import TOOLS_CALL, ApprovalReason, ApprovalVerdict, LiveState
+from otel_mcp_health.core.reasons import ApprovalReason
+from otel_mcp_health.core.vocabulary import TOOLS_CALL, ApprovalVerdict, LiveState
 from otel_mcp_health.version import __version__
 
 #: Returns the number of in-flight ``tools/call`` spans per live state.

@@ -39,13 +39,13 @@ tools it matches (:meth:`OutcomePolicy.load` and :meth:`OutcomePolicy.install` d
 Tools registered in code keep their own verifier.
 
 The package's modules, one concern each: :mod:`._receipts` (what a verifier reads and answers),
-:mod:`._reasons` (every receipt reason code),
 :mod:`._registry` (the verifier of each tool), :mod:`._runner` (running verifiers off the host's
 thread), :mod:`._builtins` (the built-in verifiers), and the outcome policy: :mod:`._policy`
 (loading and installing), :mod:`._policy_parse` (the file's format), :mod:`._policy_kinds` (the
 verifier of each kind) and :mod:`._templates` (paths and URLs from the call's arguments).
 """
 
+from otel_mcp_health.core.reasons import ReceiptReason
 from otel_mcp_health.verifiers._builtins import (
     Source,
     file_digest,
@@ -55,16 +55,6 @@ from otel_mcp_health.verifiers._builtins import (
 )
 from otel_mcp_health.verifiers._policy import OutcomePolicy, install_from_env, uninstall_from_env
 from otel_mcp_health.verifiers._policy_parse import ENTRY_POINT_GROUP, OutcomePolicyError
-from otel_mcp_health.verifiers._reasons import (
-    REASON_ARGUMENT_MISSING,
-    REASON_ARGUMENT_NOT_SCALAR,
-    REASON_DATABASE_UNAVAILABLE,
-    REASON_GARBAGE,
-    REASON_MALFORMED,
-    REASON_RAISED,
-    REASON_TIMEOUT,
-    REASON_UNAVAILABLE,
-)
 from otel_mcp_health.verifiers._receipts import (
     CallContext,
     Receipt,
@@ -80,6 +70,16 @@ from otel_mcp_health.verifiers._registry import (
     verifier_for,
 )
 from otel_mcp_health.verifiers._runner import ReceiptCallback, VerifierRunner, run_verifier
+
+#: The receipt reason codes a verifier of user code meets most (every code: ReceiptReason).
+REASON_ARGUMENT_MISSING = ReceiptReason.ARGUMENT_MISSING
+REASON_ARGUMENT_NOT_SCALAR = ReceiptReason.ARGUMENT_NOT_SCALAR
+REASON_DATABASE_UNAVAILABLE = ReceiptReason.DATABASE_UNAVAILABLE
+REASON_GARBAGE = ReceiptReason.GARBAGE
+REASON_MALFORMED = ReceiptReason.MALFORMED
+REASON_RAISED = ReceiptReason.RAISED
+REASON_TIMEOUT = ReceiptReason.TIMEOUT
+REASON_UNAVAILABLE = ReceiptReason.UNAVAILABLE
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",

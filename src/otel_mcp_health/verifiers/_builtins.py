@@ -12,17 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeAlias, TypeVar
 
+from otel_mcp_health.core.reasons import ReceiptReason
 from otel_mcp_health.core.vocabulary import OutcomeResult
-from otel_mcp_health.verifiers._reasons import (
-    REASON_DIGEST_MISMATCH,
-    REASON_FILE_ABSENT,
-    REASON_FILE_TOO_LARGE,
-    REASON_REDIRECT_OFF_ORIGIN,
-    REASON_ROW_ABSENT,
-    REASON_UNREACHABLE,
-    REASON_UNSUPPORTED_URL,
-    REASON_VERSION_MISMATCH,
-)
 from otel_mcp_health.verifiers._receipts import CallContext, Receipt, VerifierFn, coerce
 
 _T = TypeVar("_T")
@@ -86,15 +77,17 @@ class file_digest(_Builtin):  # noqa: N801 - the class name is the policy file's
     def __call__(self, call: CallContext) -> Receipt:
         target = Path(str(_resolve(self._path, call)))
         if not is_file(target):
-            return Receipt(OutcomeResult.FAILED, self.method, reason=REASON_FILE_ABSENT)
+            return Receipt(OutcomeResult.FAILED, self.method, reason=ReceiptReason.FILE_ABSENT)
         expected = _resolve(self._expected, call)
         if expected is None:
             return Receipt(OutcomeResult.PASSED, self.method, confidence=0.8)
         digest = _sha256(target, self._max_bytes)
         if digest is None:
-            return Receipt(OutcomeResult.INCONCLUSIVE, self.method, None, REASON_FILE_TOO_LARGE)
+            return Receipt(
+                OutcomeResult.INCONCLUSIVE, self.method, None, ReceiptReason.FILE_TOO_LARGE
+            )
         if digest != expected.removeprefix("sha256:").lower():
-            return Receipt(OutcomeResult.FAILED, self.method, reason=REASON_DIGEST_MISMATCH)
+            return Receipt(OutcomeResult.FAILED, self.method, reason=ReceiptReason.DIGEST_MISMATCH)
         return Receipt(OutcomeResult.PASSED, self.method)
 
 
@@ -148,10 +141,10 @@ class sqlite_row(_Builtin):  # noqa: N801 - the class name is the policy file's 
         finally:
             connection.close()
         if row is None:
-            return Receipt(OutcomeResult.FAILED, self.method, reason=REASON_ROW_ABSENT)
+            return Receipt(OutcomeResult.FAILED, self.method, reason=ReceiptReason.ROW_ABSENT)
         expected = _resolve(self._expected, call)
         if expected is not None and row[0] != expected:
-            return Receipt(OutcomeResult.FAILED, self.method, reason=REASON_VERSION_MISMATCH)
+            return Receipt(OutcomeResult.FAILED, self.method, reason=ReceiptReason.VERSION_MISMATCH)
         return Receipt(OutcomeResult.PASSED, self.method)
 
 
@@ -181,7 +174,9 @@ class http_status(_Builtin):  # noqa: N801 - the class name is the policy file's
     def __call__(self, call: CallContext) -> Receipt:
         url = _resolve(self._url, call)
         if urllib.parse.urlsplit(url).scheme.lower() not in ("http", "https"):
-            return Receipt(OutcomeResult.INCONCLUSIVE, self.method, None, REASON_UNSUPPORTED_URL)
+            return Receipt(
+                OutcomeResult.INCONCLUSIVE, self.method, None, ReceiptReason.UNSUPPORTED_URL
+            )
         redirects = _Redirects(follow=self._follow)
         opener = urllib.request.build_opener(redirects)
         request = urllib.request.Request(url, method="GET")  # noqa: S310 - http(s) only, checked above
@@ -192,9 +187,11 @@ class http_status(_Builtin):  # noqa: N801 - the class name is the policy file's
             status = exc.code
             exc.close()  # its body is never read
         except (urllib.error.URLError, OSError):
-            return Receipt(OutcomeResult.INCONCLUSIVE, self.method, None, REASON_UNREACHABLE)
+            return Receipt(OutcomeResult.INCONCLUSIVE, self.method, None, ReceiptReason.UNREACHABLE)
         if redirects.off_origin:
-            return Receipt(OutcomeResult.FAILED, self.method, reason=REASON_REDIRECT_OFF_ORIGIN)
+            return Receipt(
+                OutcomeResult.FAILED, self.method, reason=ReceiptReason.REDIRECT_OFF_ORIGIN
+            )
         if status != self._expected:
             return Receipt(OutcomeResult.FAILED, self.method, reason=f"http_{status}")
         return Receipt(OutcomeResult.PASSED, self.method)

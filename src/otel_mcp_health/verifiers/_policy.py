@@ -28,7 +28,7 @@ from otel_mcp_health.verifiers._policy_parse import (
     parse_document,
     read_document,
 )
-from otel_mcp_health.verifiers._registry import Rule, rules, set_rules
+from otel_mcp_health.verifiers._registry import PolicyRule, rules, set_rules
 
 _logger = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ class OutcomePolicy:
         if rules() == self._rules():
             set_rules(())
 
-    def _rules(self) -> tuple[Rule, ...]:
+    def _rules(self) -> tuple[PolicyRule, ...]:
         return tuple(entry.rule for entry in self.entries)
 
 

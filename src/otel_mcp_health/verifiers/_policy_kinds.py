@@ -21,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
+from otel_mcp_health.core.reasons import ReceiptReason
 from otel_mcp_health.core.vocabulary import OutcomeResult
 from otel_mcp_health.verifiers._builtins import (
     MAX_DIGEST_BYTES,
@@ -29,7 +30,6 @@ from otel_mcp_health.verifiers._builtins import (
     is_file,
     sqlite_row,
 )
-from otel_mcp_health.verifiers._reasons import REASON_DATABASE_UNAVAILABLE, REASON_UNAVAILABLE
 from otel_mcp_health.verifiers._receipts import CallContext, Receipt, Verifier, VerifierFn
 from otel_mcp_health.verifiers._registry import make_verifier
 from otel_mcp_health.verifiers._templates import Template, Unexpandable, argument
@@ -121,7 +121,7 @@ def sqlite_verifier(database: Template, query: str, timeout: float) -> Verifier:
     def build(values: Mapping[str, Any], call: CallContext) -> Receipt:
         path: Path = values["database"]
         if not is_file(path):
-            reason = REASON_DATABASE_UNAVAILABLE
+            reason = ReceiptReason.DATABASE_UNAVAILABLE
             return Receipt(OutcomeResult.INCONCLUSIVE, sqlite_row.method, None, reason)
         uri = path.resolve().as_uri() + "?mode=ro"  # a verifier never writes, nor creates a file
         row = sqlite_row(
@@ -181,7 +181,7 @@ class Imported:
     def __call__(self, call: CallContext) -> Any:
         fn = self.resolve()
         if fn is None:
-            return Receipt(OutcomeResult.INCONCLUSIVE, self.method, None, REASON_UNAVAILABLE)
+            return Receipt(OutcomeResult.INCONCLUSIVE, self.method, None, ReceiptReason.UNAVAILABLE)
         return fn(call)
 
 

@@ -9,7 +9,6 @@ silently skip others.
 from __future__ import annotations
 
 import importlib.metadata
-import math
 import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -17,11 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from otel_mcp_health.core import toml_fields
+from otel_mcp_health.core.toml_fields import FieldError
 from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED
 from otel_mcp_health.verifiers import _policy_kinds as kinds
 from otel_mcp_health.verifiers._builtins import MAX_DIGEST_BYTES
 from otel_mcp_health.verifiers._receipts import Verifier
-from otel_mcp_health.verifiers._registry import DEFAULT_TIMEOUT_S, Rule
+from otel_mcp_health.verifiers._registry import DEFAULT_TIMEOUT_S, PolicyRule
 from otel_mcp_health.verifiers._templates import (
     Template,
     TemplateError,
@@ -66,51 +67,29 @@ class Entry:
 
     index: int
     kind: str
-    rule: Rule
+    rule: PolicyRule
     reads: tuple[str, ...] = ()
-
-
-class _Bad(Exception):  # noqa: N818 - a control-flow signal inside the parser, never raised out
-    """One value that does not fit its key (the message describes the expectation only)."""
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise _Bad("expects a non-empty string")
-    return value
-
-
-def _flag(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise _Bad("expects true or false")
-    return value
 
 
 def _template(value: Any) -> Template:
     try:
-        return Template.parse(_text(value))
+        return Template.parse(toml_fields.text(value))
     except TemplateError as exc:
-        raise _Bad(str(exc)) from None
-
-
-def _timeout(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _Bad("expects a number of seconds")
-    if not (value > 0 and math.isfinite(value)):
-        raise _Bad("expects a positive number of seconds")
-    return float(value)
+        raise FieldError(str(exc)) from None
 
 
 def _status(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 100 <= value <= 599:
-        raise _Bad("expects an HTTP status code (100 to 599)")
+        raise FieldError("expects an HTTP status code (100 to 599)")
     return value
 
 
 def _sha256(value: Any) -> Template:
     template = _template(value)
     if not template.fields and not _SHA256.fullmatch(template.prefix):
-        raise _Bad("expects 64 hex digits (optionally sha256:...) or a template such as {sha256}")
+        raise FieldError(
+            "expects 64 hex digits (optionally sha256:...) or a template such as {sha256}"
+        )
     return template
 
 
@@ -119,7 +98,7 @@ def _path(value: Any) -> Template:
     argument, chooses where to look (docs/outcomes.md#arguments-are-data)."""
     template = _template(value)
     if template.fields and template.base is None:
-        raise _Bad(
+        raise FieldError(
             "expects a literal directory, not the filesystem root, before the first "
             "placeholder (e.g. /srv/out/{name}.csv): an argument may not choose the directory"
         )
@@ -132,14 +111,14 @@ def _url(value: Any) -> Template:
     template = _template(value)
     whole = bool(template.fields) and not template.prefix  # "{url}": the argument is the URL
     if not whole and not template.prefix.lower().startswith(("http://", "https://")):
-        raise _Bad("expects an http:// or https:// URL, or a template that starts with one")
+        raise FieldError("expects an http:// or https:// URL, or a template that starts with one")
     if not fixed_origin(template):
-        raise _Bad(
+        raise FieldError(
             "expects a literal scheme, host and port ended by / before the first placeholder "
             "(e.g. https://pages.example.com/{slug}): an argument may not choose the host"
         )
     if literal_dot_segment(template):
-        raise _Bad(
+        raise FieldError(
             "expects no . or .. path segment in its literal text (write the path the server "
             "should get): a template's dot segments are refused on every call"
         )
@@ -148,38 +127,38 @@ def _url(value: Any) -> Template:
 
 def _max_bytes(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise _Bad("expects a positive number of bytes")
+        raise FieldError("expects a positive number of bytes")
     return value
 
 
 def _reference(value: Any) -> str:
-    if not _REFERENCE.fullmatch(_text(value)):
-        raise _Bad("expects package.module:function")
+    if not _REFERENCE.fullmatch(toml_fields.text(value)):
+        raise FieldError("expects package.module:function")
     return str(value)
 
 
 def _entry_point(value: Any) -> importlib.metadata.EntryPoint:
-    name = _text(value)
+    name = toml_fields.text(value)
     found = {
         ep.value: ep
         for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
         if ep.name == name
     }
     if not found:
-        raise _Bad(f"no installed distribution has this entry point in {ENTRY_POINT_GROUP}")
+        raise FieldError(f"no installed distribution has this entry point in {ENTRY_POINT_GROUP}")
     if len(found) > 1:
-        raise _Bad("two installed distributions define this entry point")
+        raise FieldError("two installed distributions define this entry point")
     return next(iter(found.values()))
 
 
 _Parse = Callable[[Any], Any]
 _COMMON: Final[dict[str, tuple[_Parse, bool]]] = {
-    "tool": (_text, True),
-    "server": (_text, False),
-    "read_only": (_flag, False),
-    "verify": (_text, True),
+    "tool": (toml_fields.text, True),
+    "server": (toml_fields.text, False),
+    "read_only": (toml_fields.flag, False),
+    "verify": (toml_fields.text, True),
 }
-_TIMEOUT: Final = {"timeout": (_timeout, False)}
+_TIMEOUT: Final = {"timeout": (toml_fields.positive_seconds, False)}
 #: The keys of each kind, with their parser and whether they are required.
 KINDS: Final[dict[str, dict[str, tuple[_Parse, bool]]]] = {
     OUTCOME_NOT_REQUIRED: {},
@@ -192,10 +171,10 @@ KINDS: Final[dict[str, dict[str, tuple[_Parse, bool]]]] = {
     "http": {
         "url": (_url, True),
         "status": (_status, False),
-        "follow_redirects": (_flag, False),
+        "follow_redirects": (toml_fields.flag, False),
         **_TIMEOUT,
     },
-    "sqlite": {"database": (_path, True), "query": (_text, True), **_TIMEOUT},
+    "sqlite": {"database": (_path, True), "query": (toml_fields.text, True), **_TIMEOUT},
     "python": {"callable": (_reference, True), **_TIMEOUT},
     "entry_point": {"name": (_entry_point, True), **_TIMEOUT},
 }
@@ -224,7 +203,7 @@ def _read_values(index: int, table: Any) -> tuple[list[Problem], str | None, dic
             continue
         try:
             values[key] = parse(table[key])
-        except _Bad as exc:
+        except FieldError as exc:
             problems.append(Problem(index, key, str(exc)))
     return problems, kind, values
 
@@ -295,7 +274,7 @@ def _entry(
     error = getattr(choice.fn, "load_error", None) if isinstance(choice, Verifier) else None
     if strict and error is not None:
         return [Problem(index, _REFERENCE_KEYS[kind], f"cannot be imported now ({error})")], None
-    rule = Rule(values["tool"], choice, values.get("server"), values.get("read_only"))
+    rule = PolicyRule(values["tool"], choice, values.get("server"), values.get("read_only"))
     return [], Entry(index, kind, rule, tuple(dict.fromkeys(reads)))
 
 
@@ -343,7 +322,6 @@ def read_document(path: Path) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        # Only the position: the parser's message may quote the offending text.
-        position = re.search(r"\(at (?:line \d+, column \d+|end of document)\)", str(exc))
-        what = "not valid TOML" + (f" {position.group(0)}" if position else "")
+        position = toml_fields.syntax_position(exc)
+        what = "not valid TOML" + (f" {position}" if position else "")
         raise OutcomePolicyError(source, [Problem(None, None, what)]) from None

@@ -11,12 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from otel_mcp_health.core.reasons import ReceiptReason
 from otel_mcp_health.core.vocabulary import OutcomeResult
-from otel_mcp_health.verifiers._reasons import (
-    REASON_GARBAGE,
-    REASON_MALFORMED,
-    REASON_VERIFIER_FAILED,
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,11 +107,15 @@ def coerce(value: object, method: str) -> Receipt:
     if isinstance(value, Receipt):
         if _well_formed(value):
             return value
-        return Receipt(OutcomeResult.INCONCLUSIVE, method, confidence=None, reason=REASON_MALFORMED)
+        return Receipt(
+            OutcomeResult.INCONCLUSIVE, method, confidence=None, reason=ReceiptReason.MALFORMED
+        )
     if value is True:
         return Receipt(OutcomeResult.PASSED, method)
     if value is False:
-        return Receipt(OutcomeResult.FAILED, method, reason=REASON_VERIFIER_FAILED)
+        return Receipt(OutcomeResult.FAILED, method, reason=ReceiptReason.VERIFIER_FAILED)
     if value is None:
         return Receipt(OutcomeResult.INCONCLUSIVE, method, confidence=None)
-    return Receipt(OutcomeResult.INCONCLUSIVE, method, confidence=None, reason=REASON_GARBAGE)
+    return Receipt(
+        OutcomeResult.INCONCLUSIVE, method, confidence=None, reason=ReceiptReason.GARBAGE
+    )

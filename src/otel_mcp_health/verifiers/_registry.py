@@ -25,7 +25,7 @@ _not_required: set[str] = set()
 
 
 @dataclass(frozen=True, slots=True)
-class Rule:
+class PolicyRule:
     """One policy rule: which tools it matches, and their verifier or ``"not_required"``.
 
     ``tool`` and ``server`` are case-sensitive ``fnmatch`` globs (``server`` on the server's
@@ -48,7 +48,7 @@ class Rule:
         return fnmatchcase(tool, self.tool)
 
 
-_rules: tuple[Rule, ...] = ()
+_rules: tuple[PolicyRule, ...] = ()
 
 
 def make_verifier(fn: VerifierFn, *, timeout: float, method: str | None = None) -> Verifier:
@@ -102,7 +102,7 @@ def unregister_verifier(tool_name: str) -> None:
         _not_required.discard(tool_name)
 
 
-def set_rules(rules: Sequence[Rule]) -> tuple[Rule, ...]:
+def set_rules(rules: Sequence[PolicyRule]) -> tuple[PolicyRule, ...]:
     """Replace the policy tier with ``rules`` (first match wins); returns the previous rules."""
     global _rules
     with _lock:
@@ -110,7 +110,7 @@ def set_rules(rules: Sequence[Rule]) -> tuple[Rule, ...]:
     return previous
 
 
-def rules() -> tuple[Rule, ...]:
+def rules() -> tuple[PolicyRule, ...]:
     """The policy tier's rules, in their order."""
     with _lock:
         return _rules

@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Final
 
+from otel_mcp_health.core.reasons import ReceiptReason
 from otel_mcp_health.core.vocabulary import OutcomeResult
-from otel_mcp_health.verifiers._reasons import REASON_BROKEN, REASON_RAISED, REASON_TIMEOUT
 from otel_mcp_health.verifiers._receipts import (
     CallContext,
     Receipt,
@@ -54,7 +54,10 @@ def run_verifier(verifier: Verifier, call: CallContext) -> Receipt:
     except BaseException as exc:  # noqa: BLE001 - a verifier is user code: it must never break anything
         _logger.debug("mcp_health: outcome verifier %r raised %s", verifier.method, _type_name(exc))
         return Receipt(
-            OutcomeResult.INCONCLUSIVE, verifier.method, confidence=None, reason=REASON_RAISED
+            OutcomeResult.INCONCLUSIVE,
+            verifier.method,
+            confidence=None,
+            reason=ReceiptReason.RAISED,
         )
 
 
@@ -100,7 +103,7 @@ class _Job:
         if call is not None and not self._done:  # expired while queued: nobody waits for it
             self.deliver(run_verifier(self.verifier, call))
 
-    def expire(self, reason: str = REASON_TIMEOUT) -> None:
+    def expire(self, reason: str = ReceiptReason.TIMEOUT) -> None:
         """Deliver an ``inconclusive`` receipt now; the worker still running it is abandoned."""
         if self.deliver(Receipt(OutcomeResult.INCONCLUSIVE, self.verifier.method, None, reason)):
             self._runner._expired(self)  # noqa: SLF001 - the runner's own job reports back to it
@@ -233,10 +236,10 @@ class VerifierRunner:
             if not closed and not broken and len(self._workers) < self._max_workers:
                 self._start_worker()
         if closed:  # shut down: answer now, inconclusive
-            job.expire(REASON_RAISED)
+            job.expire(ReceiptReason.RAISED)
             return
         if broken:
-            job.expire(REASON_BROKEN)
+            job.expire(ReceiptReason.BROKEN)
             return
         self._deadlines.add(job, verifier.timeout)
         self._jobs.put(job)
@@ -293,7 +296,7 @@ class VerifierRunner:
             if waits:
                 continue
             if broken:  # it broke while this job was queued: do not start it
-                job.expire(REASON_BROKEN)
+                job.expire(ReceiptReason.BROKEN)
                 continue
             job.run()
             with self._idle:

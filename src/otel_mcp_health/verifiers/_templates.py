@@ -34,13 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import Any, Final
 
+from otel_mcp_health.core.reasons import ReceiptReason
 from otel_mcp_health.core.vocabulary import OutcomeResult
-from otel_mcp_health.verifiers._reasons import (
-    REASON_ARGUMENT_MISSING,
-    REASON_ARGUMENT_NOT_SCALAR,
-    REASON_ARGUMENT_UNSAFE,
-    REASON_PATH_OUTSIDE_BASE,
-)
 
 #: What a placeholder may name: one top-level argument.
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
@@ -65,16 +60,16 @@ class Unexpandable(Exception):  # noqa: N818 - a control-flow signal, caught by 
 
 
 def _unsafe() -> Unexpandable:
-    return Unexpandable(REASON_ARGUMENT_UNSAFE, OutcomeResult.FAILED)
+    return Unexpandable(ReceiptReason.ARGUMENT_UNSAFE, OutcomeResult.FAILED)
 
 
 def argument(arguments: Mapping[str, Any], name: str) -> str | int | float:
     """The call's argument ``name`` when it is a string or a number (else :class:`Unexpandable`)."""
     if name not in arguments:
-        raise Unexpandable(REASON_ARGUMENT_MISSING)
+        raise Unexpandable(ReceiptReason.ARGUMENT_MISSING)
     value = arguments[name]
     if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise Unexpandable(REASON_ARGUMENT_NOT_SCALAR)
+        raise Unexpandable(ReceiptReason.ARGUMENT_NOT_SCALAR)
     return value
 
 
@@ -180,7 +175,7 @@ class Template:
         base = Path(self.base or ".").resolve()
         resolved = Path(text).resolve()
         if not resolved.is_relative_to(base):
-            raise Unexpandable(REASON_PATH_OUTSIDE_BASE, OutcomeResult.FAILED)
+            raise Unexpandable(ReceiptReason.PATH_OUTSIDE_BASE, OutcomeResult.FAILED)
         return resolved
 
     def expand_url(self, arguments: Mapping[str, Any]) -> str:
