@@ -24,7 +24,10 @@ re-derives is everything the processor keeps per session and per server:
 * what the agent installed (the session's own install, else, when it inherits, its server's);
 * the call-time contract findings since the complete discovery the session is judged against;
 * the authorization failure a call carries (one failed and none passed since);
-* a closed session: a span after its end belongs to its server and never re-opens it.
+* a closed session: released once its end span has arrived and none of its calls is still open
+  (a call's span may end after its session's, waiting for the outcome receipt: the session's
+  facts stay for it); a span after the release belongs to its server and never re-opens it, and
+  a call then carries its own call-time finding only.
 
 Cost is quadratic in the spans replayed: for test streams of a few dozen spans only.
 """
@@ -215,6 +218,10 @@ class ContractOracle:
         self._calls: dict[int, CallResult] = {}
         #: Answers about a prefix of the history, which never changes once written (speed only).
         self._answers: dict[tuple[Any, ...], Any] = {}
+        #: Call span id -> (its session key, how many spans had ended when it started).
+        self._starts: dict[int, tuple[str, int]] = {}
+        #: Session key -> the history index of the span after which it was released.
+        self._released: dict[str, int] = {}
 
     def _cached(self, question: tuple[Any, ...], answer: Callable[[], Any]) -> Any:
         if question not in self._answers:
@@ -224,6 +231,13 @@ class ContractOracle:
     # ------------------------------------------------------------------------------------------
     # The entry point
     # ------------------------------------------------------------------------------------------
+    def started(self, span: ReadableSpan) -> None:
+        """A span started: a ``tools/call`` of a session is open from now until it ends."""
+        attrs = span.attributes or {}
+        key = attrs.get(A.SESSION_KEY)
+        if isinstance(key, str) and attrs.get(A.MCP_METHOD_NAME) == "tools/call" and span.context:
+            self._starts[span.context.span_id] = (key, len(self._history))
+
     def judge(self, span: ReadableSpan) -> dict[str, Any] | None:
         """The expected verdict attributes of ``span`` (``None``: not an MCP span of a
         session)."""
@@ -234,7 +248,21 @@ class ContractOracle:
         seen = Seen(len(self._history), key, _kind(span, attrs), span, attrs)
         self._history.append(seen)
         judge = _JUDGES.get(seen.kind)
-        return judge(self, seen) if judge is not None else {}
+        verdicts = judge(self, seen) if judge is not None else {}
+        if key not in self._released and self._closes(seen):
+            self._released[key] = seen.index
+        return verdicts
+
+    def _closes(self, seen: Seen) -> bool:
+        """Whether the session is released once ``seen`` is judged: its end span has arrived
+        and none of its calls is open (a call that started before the end keeps the session's
+        facts until it ends: its span may wait for the outcome receipt)."""
+        if not any(s.kind == "end" for s in self._of(seen.key, seen.index)):
+            return False
+        ended = {s.span.context.span_id for s in self._history if s.span.context is not None}
+        return not any(
+            key == seen.key and span_id not in ended for span_id, (key, _) in self._starts.items()
+        )
 
     # ------------------------------------------------------------------------------------------
     # Sessions, from the history
@@ -243,17 +271,15 @@ class ContractOracle:
         return [s for s in self._history[: upto + 1] if s.key == key]
 
     def _ended(self, key: str, before: int) -> bool:
-        """The session's end span arrived before history index ``before``."""
-        return any(s.kind == "end" for s in self._of(key, before - 1))
+        """The session was released before history index ``before``: its end span arrived and
+        no call of it was open any more."""
+        released = self._released.get(key)
+        return released is not None and released < before
 
     def _open(self, key: str, upto: int) -> list[Seen]:
-        """The spans of the session while it was open (none after its end)."""
-        spans: list[Seen] = []
-        for seen in self._of(key, upto):
-            if seen.kind == "end":
-                break
-            spans.append(seen)
-        return spans
+        """The spans of the session until it was released (none after)."""
+        released = self._released.get(key, upto)
+        return [s for s in self._of(key, min(upto, released)) if s.kind != "end"]
 
     def _handshake(self, key: str, upto: int) -> Seen | None:
         """The session's latest answered handshake (a failed one establishes nothing)."""
@@ -287,6 +313,8 @@ class ContractOracle:
         """Whether the session could hear ``server``'s changes at history index ``at``: open,
         of that server, with a handshake that advertised ``tools.listChanged`` and a notification
         channel alive (its own stream, or more GET / listen streams attached than ended)."""
+        if at == len(self._history) - 1:  # the span being judged may still release the session
+            return self._find_listening(key, server, at)
         found: bool = self._cached(
             ("listening", key, server, at), lambda: self._find_listening(key, server, at)
         )
@@ -393,9 +421,12 @@ class ContractOracle:
         signals = [s.start for s in self._of(key, upto) if s.kind == "signal"]
         if server is not None:
             signals += [s.start for s in self._of_server(server, upto, {"signal"})]
+        # A call after the release belongs to the server: of the session's findings, it carries
+        # only its own (the session's earlier ones stay with the session).
+        calls = [seen] if after_end else self._open(key, upto)
         findings = tuple(
             finding
-            for s in self._open(key, upto)
+            for s in calls
             if s.kind == "call"
             and (since is None or s.index > since.index)
             and (finding := _codec.decode_tool_call_check(s.attrs)) is not None

@@ -16,7 +16,6 @@ judged afresh, every catalog verdict classified afresh) export the same spans an
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,20 +23,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
-from tests.processor.contract_oracle import SUPPORTED_VERSIONS, ContractOracle, expected, judged
+from tests.processor.replay import Recorder, assert_oracle_agrees, replay
 from tests.processor.test_parity import SCENARIOS, Scenario, emit
 from tests.support.processor_helpers import DIGEST, OTHER_DIGEST, SessionSpans
 
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
-from otel_mcp_health.core.catalog import CatalogResult, classify_catalog
 from otel_mcp_health.core.evidence import (
     AuthorizationEvidence,
     ExecutionEvidence,
@@ -48,126 +40,15 @@ from otel_mcp_health.core.evidence import (
 )
 from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.vocabulary import AuthError, OutcomeResult, TransportOutcome
-from otel_mcp_health.processor import McpHealthSpanProcessor
-from otel_mcp_health.processor._memo import CallMemo, Decoded, decode
-from otel_mcp_health.processor._sessions import Session
-from otel_mcp_health.processor._spans import INSTRUMENTATION_SCOPE
-
-MAX_AGE_S = 300.0
 
 
-class _Collect(SpanProcessor):
-    """A span processor that keeps every ended span, in the order they ended."""
-
-    def __init__(self) -> None:
-        self.spans: list[ReadableSpan] = []
-
-    def on_end(self, span: ReadableSpan) -> None:
-        self.spans.append(span)
-
-
-class _Recorder:
-    """Emits spans once (``SessionSpans`` needs a ``.tracer``), for replay into processors."""
-
-    def __init__(self) -> None:
-        self.collect = _Collect()
-        self.provider = TracerProvider(resource=Resource.create({"service.name": "agent"}))
-        self.provider.add_span_processor(self.collect)
-        self.tracer = self.provider.get_tracer(INSTRUMENTATION_SCOPE)
-
-
-class _Unmemoized(CallMemo):
-    """Decodes and judges every call afresh and classifies every catalog afresh."""
-
-    def decoded(self, attrs: _codec.Attributes) -> Decoded:
-        return decode(attrs)  # a new shape each time: no judgement is ever found in it
-
-    def catalog_result(self, session: Session, now: int | None, max_age_s: float) -> CatalogResult:
-        return classify_catalog(session.catalog(now, max_age_s))
-
-
-def _processor(exporter: InMemorySpanExporter, reader: InMemoryMetricReader) -> Any:
-    return McpHealthSpanProcessor(
-        SimpleSpanProcessor(exporter),
-        meter_provider=MeterProvider(metric_readers=[reader]),
-        catalog_max_age_s=MAX_AGE_S,
-        supported_versions=SUPPORTED_VERSIONS,
-        session_idle_s=1e7,  # no idle expiry: the oracle knows nothing of the store's bounds
-    )
-
-
-def _replay(spans: list[ReadableSpan], *, memoized: bool = True) -> tuple[list[Any], Any]:
-    exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
-    processor = _processor(exporter, reader)
-    if not memoized:
-        processor._engine._memo = _Unmemoized()
-    for span in spans:
-        processor.on_end(span)
-    exported = list(exporter.get_finished_spans())
-    data = reader.get_metrics_data()
-    points = []
-    if data is not None:
-        for rm in json.loads(data.to_json())["resource_metrics"]:
-            for sm in rm["scope_metrics"]:
-                for metric in sm["metrics"]:
-                    for p in metric["data"]["data_points"]:
-                        value = p.get("value", p.get("sum"))
-                        points.append((metric["name"], sorted(p["attributes"].items()), value))
-    return exported, sorted(points, key=str)
-
-
-def _describe(span: ReadableSpan) -> str:
-    a = span.attributes or {}
-    shown = {
-        k.removeprefix("mcp_health."): v
-        for k, v in a.items()
-        if k
-        in {
-            A.SERVER_TARGET_KEY,
-            A.SESSION_CAPABILITY_TOOLS_LIST_CHANGED,
-            A.MCP_PROTOCOL_VERSION,
-            A.CATALOG_PAGE_INDEX,
-            A.CATALOG_DIGEST,
-            A.CATALOG_CLIENT_DIGEST,
-            A.HTTP_RESPONSE_STATUS_CODE,
-        }
-        or k.startswith(("mcp_health.catalog.cursor", "mcp_health.catalog.page"))
-    }
-    start = (span.start_time or 0) / 1e9
-    return f"{a.get(A.SESSION_KEY)} {span.name} @{start:.1f}s {shown}"
-
-
-def assert_oracle_agrees(spans: list[ReadableSpan]) -> None:
-    """Every span the processor exports carries the verdict attributes the oracle derives."""
-    exported, _ = _replay(spans)
-    by_id = {s.context.span_id: s for s in exported if s.context is not None}
-    oracle = ContractOracle(max_age_s=MAX_AGE_S)
-    for index, span in enumerate(spans):
-        verdicts = oracle.judge(span)
-        if verdicts is None:
-            continue
-        assert span.context is not None
-        want = expected(span, verdicts)
-        got = judged(by_id[span.context.span_id].attributes)
-        if got != want:
-            trail = "\n".join(f"  {i:2} {_describe(s)}" for i, s in enumerate(spans[: index + 1]))
-            diff = {
-                k: (got.get(k), want.get(k))
-                for k in sorted(set(got) | set(want))
-                if got.get(k) != want.get(k)
-            }
-            pytest.fail(
-                f"span {index} ({_describe(span)}): processor vs oracle {diff}\nstream:\n{trail}"
-            )
-
-
-def _assert_same(record: Callable[[_Recorder], None]) -> None:
-    recorder = _Recorder()
+def _assert_same(record: Callable[[Recorder], None]) -> None:
+    recorder = Recorder()
     record(recorder)
-    spans = recorder.collect.spans
-    assert_oracle_agrees(spans)
-    memoized, memoized_points = _replay(spans)
-    fresh, fresh_points = _replay(spans, memoized=False)
+    events = recorder.collect.events
+    assert_oracle_agrees(events)
+    memoized, memoized_points = replay(events)
+    fresh, fresh_points = replay(events, memoized=False)
     assert [dict(s.attributes or {}) for s in memoized] == [dict(s.attributes or {}) for s in fresh]
     assert memoized_points == fresh_points
 
@@ -421,7 +302,7 @@ class _Slots:
     one first, naming its slot's server (``opening``: its handshake event), so that sessions of
     one server meet often."""
 
-    recorder: _Recorder
+    recorder: Recorder
     opening: dict[str, dict[str, Any]]
     sessions: dict[str, SessionSpans] = field(default_factory=dict)
     ended: set[str] = field(default_factory=set)
@@ -453,7 +334,7 @@ class _Slots:
 def test_a_stream_of_sessions_is_judged_as_the_oracle_judges_it(
     openings: dict[str, dict[str, Any]], events: list[tuple[str, float, dict[str, Any]]]
 ) -> None:
-    def record(recorder: _Recorder) -> None:
+    def record(recorder: Recorder) -> None:
         slots = _Slots(recorder, openings)
         at = -10_000.0
         for slot, step, event in events:
@@ -588,13 +469,13 @@ _FOUND = (
 def test_what_the_oracle_found(
     events: list[tuple[str, float, dict[str, Any]]], last: dict[str, Any]
 ) -> None:
-    recorder = _Recorder()
+    recorder = Recorder()
     slots = _Slots(recorder, {slot: _handshake() for slot in _SLOTS})
     at = 0.0
     for slot, step, event in events:
         at += step
         slots.emit(slot, at, event)
-    spans = recorder.collect.spans
-    assert_oracle_agrees(spans)
-    exported, _ = _replay(spans)
+    events = recorder.collect.events
+    assert_oracle_agrees(events)
+    exported, _ = replay(events)
     assert {k: (exported[-1].attributes or {}).get(k) for k in last} == last
