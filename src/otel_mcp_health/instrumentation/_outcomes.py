@@ -193,7 +193,8 @@ def receipt_attributes(receipt: Receipt, duration_s: float) -> dict[str, Any]:
     attrs = encode_receipt(receipt.method, receipt.result, receipt.confidence)
     attrs[A.OUTCOME_DURATION_S] = duration_s
     if receipt.reason is not None:
-        attrs[A.OUTCOME_REASON] = receipt.reason
+        # A built-in verifier's reason is a ReceiptReason member; the span holds its plain string.
+        attrs[A.OUTCOME_REASON] = str(receipt.reason)
     return attrs
 
 

@@ -45,6 +45,8 @@ thread), :mod:`._builtins` (the built-in verifiers), and the outcome policy: :mo
 verifier of each kind) and :mod:`._templates` (paths and URLs from the call's arguments).
 """
 
+from typing import Final
+
 from otel_mcp_health.core.reasons import ReceiptReason
 from otel_mcp_health.verifiers._builtins import (
     Source,
@@ -72,14 +74,14 @@ from otel_mcp_health.verifiers._registry import (
 from otel_mcp_health.verifiers._runner import ReceiptCallback, VerifierRunner, run_verifier
 
 #: The receipt reason codes a verifier of user code meets most (every code: ReceiptReason).
-REASON_ARGUMENT_MISSING = ReceiptReason.ARGUMENT_MISSING
-REASON_ARGUMENT_NOT_SCALAR = ReceiptReason.ARGUMENT_NOT_SCALAR
-REASON_DATABASE_UNAVAILABLE = ReceiptReason.DATABASE_UNAVAILABLE
-REASON_GARBAGE = ReceiptReason.GARBAGE
-REASON_MALFORMED = ReceiptReason.MALFORMED
-REASON_RAISED = ReceiptReason.RAISED
-REASON_TIMEOUT = ReceiptReason.TIMEOUT
-REASON_UNAVAILABLE = ReceiptReason.UNAVAILABLE
+REASON_ARGUMENT_MISSING: Final[str] = ReceiptReason.ARGUMENT_MISSING.value
+REASON_ARGUMENT_NOT_SCALAR: Final[str] = ReceiptReason.ARGUMENT_NOT_SCALAR.value
+REASON_DATABASE_UNAVAILABLE: Final[str] = ReceiptReason.DATABASE_UNAVAILABLE.value
+REASON_GARBAGE: Final[str] = ReceiptReason.GARBAGE.value
+REASON_MALFORMED: Final[str] = ReceiptReason.MALFORMED.value
+REASON_RAISED: Final[str] = ReceiptReason.RAISED.value
+REASON_TIMEOUT: Final[str] = ReceiptReason.TIMEOUT.value
+REASON_UNAVAILABLE: Final[str] = ReceiptReason.UNAVAILABLE.value
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
