@@ -13,6 +13,9 @@ import os
 import stat
 from typing import Final, Literal
 
+from otel_mcp_health.core.pin_codec import MAX_PIN_FILE_BYTES
+from otel_mcp_health.core.pins import PinsError
+
 _FLAGS: Final = (
     os.O_RDONLY
     | getattr(os, "O_NONBLOCK", 0)
@@ -43,3 +46,17 @@ def read_regular_file(path: str, cap: int) -> bytes:
     if len(data) > cap:
         raise FileRefusedError("too_large")
     return data
+
+
+def read_pin_text(path: str) -> str:
+    """The text of the pin file: a regular file of at most ``MAX_PIN_FILE_BYTES``, opened without
+    blocking so that a FIFO, a socket or a device never stalls the host at start-up (nor fills
+    its memory); else ``PinsError`` (``pins_not_a_file``, ``pins_too_large``), OSError or
+    UnicodeDecodeError."""
+    try:
+        data = read_regular_file(path, MAX_PIN_FILE_BYTES)
+    except FileRefusedError as exc:
+        too_large = f"larger than {MAX_PIN_FILE_BYTES} bytes"
+        why = "not a regular file" if exc.reason == "not_a_file" else too_large
+        raise PinsError(f"pins_{exc.reason}", why) from None
+    return data.decode("utf-8")

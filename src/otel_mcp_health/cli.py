@@ -235,8 +235,7 @@ def _demo(_args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _outcomes(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from otel_mcp_health.verifiers import OutcomePolicy, OutcomePolicyError
-    from otel_mcp_health.verifiers._policy import describe
+    from otel_mcp_health.verifiers import OutcomePolicy, OutcomePolicyError, describe
 
     try:
         policy = OutcomePolicy.load(args.file, strict=True)
