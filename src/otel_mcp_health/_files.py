@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Final, Literal
 
 from otel_mcp_health.core.pin_codec import MAX_PIN_FILE_BYTES
@@ -60,3 +62,20 @@ def read_pin_text(path: str) -> str:
         why = "not a regular file" if exc.reason == "not_a_file" else too_large
         raise PinsError(f"pins_{exc.reason}", why) from None
     return data.decode("utf-8")
+
+
+@contextmanager
+def read_errors(
+    path: str, error: Callable[[str], Exception], *, missing: str, directory: str, unreadable: str
+) -> Iterator[None]:
+    """Reading ``path`` inside: a missing file, a directory or any other ``OSError`` becomes
+    ``error("<path>: <missing>")``, ``error("<path>: <directory>")`` or
+    ``error("<path>: <unreadable> (<strerror>)")``, never a traceback."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise error(f"{path}: {missing}") from None
+    except IsADirectoryError:
+        raise error(f"{path}: {directory}") from None
+    except OSError as exc:
+        raise error(f"{path}: {unreadable} ({exc.strerror})") from None
