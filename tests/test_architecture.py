@@ -143,7 +143,7 @@ LAYERS: dict[str, set[str]] = {
     "pin": {"clientside", "core", "attributes", "_files"},
     "probe": {"__init__", "clientside", "core", "attributes", "_files"},
     "demo": {"__init__", "clientside", "core", "attributes", "instrumentation", "verifiers"},
-    "cli": {"check", "pin", "probe", "demo", "verifiers", "core", "_pipes", "version"},
+    "cli": {"check", "pin", "probe", "demo", "verifiers", "core", "_files", "_pipes", "version"},
     "__main__": {"cli"},
 }
 
