@@ -7,6 +7,7 @@ import ast
 import subprocess
 import sys
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -122,13 +123,17 @@ def test_functions_and_modules_stay_small(path: Path) -> None:
 #: other; ``_codec`` sits under both and imports neither; ``core`` imports nothing of ours.
 #: ``frameworks`` and ``instrumentation`` call each other (the instrumentor installs the
 #: framework hooks, which report installs through it): the one arrow that climbs back up.
+#: ``__init__`` is the package's public face (a name imported from ``otel_mcp_health`` that is
+#: not a room, or ``import otel_mcp_health``); the commands sit above it, on ``clientside``, and
+#: ``cli`` above the commands. Every module of the package belongs to a room listed here.
 LAYERS: dict[str, set[str]] = {
     "core": set(),
     "attributes": set(),
     "version": set(),
     "package": set(),
     "environment_variables": set(),
-    "_files": set(),
+    "_pipes": set(),
+    "_files": {"core"},
     "_codec": {"core", "attributes"},
     "_options": {"core", "environment_variables"},
     "verifiers": {"core", "environment_variables"},
@@ -145,6 +150,15 @@ LAYERS: dict[str, set[str]] = {
         "version",
     },
     "frameworks": {"instrumentation", "core", "attributes"},
+    "configurator": {"processor"},
+    "__init__": {"instrumentation", "processor", "verifiers", "version"},
+    "clientside": {"__init__", "core", "attributes"},
+    "check": {"__init__", "clientside", "core"},
+    "pin": {"clientside", "core", "attributes", "_files"},
+    "probe": {"__init__", "clientside", "core", "attributes", "_files"},
+    "demo": {"__init__", "clientside", "core", "attributes", "instrumentation", "verifiers"},
+    "cli": {"check", "pin", "probe", "demo", "verifiers", "core", "_files", "_pipes", "version"},
+    "__main__": {"cli"},
 }
 
 
@@ -154,11 +168,18 @@ def _room(path: Path) -> str:
     return rel.parts[0] if len(rel.parts) > 1 else rel.stem
 
 
-def _rooms_imported(path: Path) -> set[str]:
+def _source(path: Path, planted: Mapping[Path, str] | None) -> str:
+    """A module's source: the planted text when a test plants one, else the file's."""
+    if planted is not None and path in planted:
+        return planted[path]
+    return path.read_text(encoding="utf-8")
+
+
+def _rooms_imported(path: Path, planted: Mapping[Path, str] | None = None) -> set[str]:
     """Every room of ours the module imports, lazily or not (``from otel_mcp_health import x``
-    names room ``x`` when ``x`` is one)."""
+    names room ``x`` when ``x`` is one, else the package's ``__init__``)."""
     rooms: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(ast.parse(_source(path, planted))):
         if isinstance(node, ast.Import):
             modules = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -167,8 +188,41 @@ def _rooms_imported(path: Path) -> set[str]:
                 modules = [f"otel_mcp_health.{a.name}" for a in node.names]
         else:
             continue
-        rooms.update(m.split(".")[1] for m in modules if m.startswith("otel_mcp_health."))
+        for module in modules:
+            parts = module.split(".")
+            if parts[0] != "otel_mcp_health":
+                continue
+            is_room = len(parts) > 1 and (
+                (PACKAGE / parts[1]).is_dir() or (PACKAGE / f"{parts[1]}.py").is_file()
+            )
+            rooms.add(parts[1] if is_room else "__init__")
     return rooms
+
+
+def _unlisted_rooms(paths: Iterable[Path]) -> set[str]:
+    """The rooms of ``paths`` that ``LAYERS`` does not list."""
+    return {_room(p) for p in paths} - set(LAYERS)
+
+
+def _outside_floors(
+    room: str, paths: Iterable[Path], planted: Mapping[Path, str] | None = None
+) -> dict[str, list[str]]:
+    """Per module of ``room``, the rooms it imports beyond its floors."""
+    return {
+        p.relative_to(PACKAGE).as_posix(): sorted(bad)
+        for p in paths
+        if (bad := _rooms_imported(p, planted) - LAYERS[room] - {room})
+    }
+
+
+def test_every_module_belongs_to_a_room_of_layers() -> None:
+    """A new module, subpackage or root module fails here until ``LAYERS`` gives it its floors."""
+    assert not _unlisted_rooms(PACKAGE_MODULES), "rooms missing from LAYERS"
+
+
+def test_a_module_in_an_unlisted_room_is_caught() -> None:
+    planted = [PACKAGE / "newroom" / "__init__.py", PACKAGE / "newmodule.py"]
+    assert _unlisted_rooms([*PACKAGE_MODULES, *planted]) == {"newroom", "newmodule"}
 
 
 @pytest.mark.parametrize("room", sorted(LAYERS))
@@ -177,12 +231,117 @@ def test_each_room_imports_only_the_floors_below_it(room: str) -> None:
     modules and rooms are in the failure."""
     modules = [p for p in PACKAGE_MODULES if _room(p) == room]
     assert modules, f"room {room} has no module: update LAYERS"
-    climbing = {
-        p.relative_to(PACKAGE).as_posix(): sorted(bad)
-        for p in modules
-        if (bad := _rooms_imported(p) - LAYERS[room] - {room})
-    }
+    climbing = _outside_floors(room, modules)
     assert not climbing, f"{room} imports outside its floors: {climbing}"
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "climbs_to"),
+    [
+        ("processor/_planted.py", "from otel_mcp_health.check import run", "check"),
+        ("core/_planted.py", "import otel_mcp_health", "__init__"),
+        ("clientside/_planted.py", "from otel_mcp_health.probe import run", "probe"),
+        ("instrumentation/_planted.py", "from otel_mcp_health import processor", "processor"),
+    ],
+)
+def test_a_planted_upward_import_is_caught(module: str, line: str, climbs_to: str) -> None:
+    path = PACKAGE / module
+    found = _outside_floors(_room(path), [path], {path: f"def f():\n    {line}\n"})
+    assert found == {module: [climbs_to]}
+
+
+def _module_name(path: Path) -> list[str]:
+    """The dotted name of the module at ``path``, as parts (a package is its ``__init__``)."""
+    parts = [PACKAGE.name, *path.relative_to(PACKAGE).with_suffix("").parts]
+    return parts[:-1] if parts[-1] == "__init__" else parts
+
+
+def _is_package(parts: Sequence[str]) -> bool:
+    return PACKAGE.parent.joinpath(*parts).is_dir()
+
+
+def _private_imports(path: Path, planted: Mapping[Path, str] | None = None) -> list[str]:
+    """Every import, lazy or not, relative or not, of a private module or name (``_x``) that
+    belongs to another package than the module's own (or one of its parents): a package's
+    ``_x`` is its own to change. A private name of a module belongs to that module's package."""
+    me = _module_name(path)
+    home = me if path.name == "__init__.py" else me[:-1]
+    found = []
+    for node in ast.walk(ast.parse(_source(path, planted))):
+        if isinstance(node, ast.Import):
+            targets = [a.name.split(".") for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = home[: len(home) - node.level + 1] if node.level else []
+            module = [*base, *(node.module.split(".") if node.module else [])]
+            targets = [[*module, a.name] for a in node.names]
+        else:
+            continue
+        for target in targets:
+            if target[0] != PACKAGE.name:
+                continue
+            for i, part in enumerate(target[1:], start=1):
+                owner = target[:i] if _is_package(target[:i]) else target[: i - 1]
+                if part.startswith("_") and not part.startswith("__") and me[: len(owner)] != owner:
+                    found.append(".".join(target))
+                    break
+    return found
+
+
+#: Private imports across packages that stand until the module they reach gets a public name,
+#: each with where it is: an entry that no longer occurs fails, so the list only shrinks.
+KNOWN_PRIVATE_IMPORTS: dict[str, list[str]] = {
+    "frameworks/_google_adk.py": ["otel_mcp_health.instrumentation._state"],
+    "frameworks/_hooks.py": ["otel_mcp_health.instrumentation._state"],
+    "frameworks/_report.py": ["otel_mcp_health.instrumentation._state"],
+    "processor/_spans.py": [
+        "otel_mcp_health._codec._read.Attributes",
+        "otel_mcp_health._codec._read.read_str",
+    ],
+}
+
+
+def test_no_module_imports_a_private_module_of_another_package() -> None:
+    found = {
+        p.relative_to(PACKAGE).as_posix(): imports
+        for p in PACKAGE_MODULES
+        if (imports := _private_imports(p))
+    }
+    assert found == KNOWN_PRIVATE_IMPORTS
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "caught"),
+    [
+        (
+            "probe/_planted.py",
+            "from otel_mcp_health.clientside.pipeline import _resource",
+            ["otel_mcp_health.clientside.pipeline._resource"],
+        ),
+        (
+            "probe/_planted.py",
+            "from otel_mcp_health.check import _words",
+            ["otel_mcp_health.check._words"],
+        ),
+        (
+            "pin/_planted.py",
+            "import otel_mcp_health.check._words",
+            ["otel_mcp_health.check._words"],
+        ),
+        (
+            "demo/_planted.py",
+            "from ..check._words import render",
+            ["otel_mcp_health.check._words.render"],
+        ),
+        ("probe/_planted.py", "from otel_mcp_health.probe import _render", []),
+        ("probe/_planted.py", "from otel_mcp_health._files import read_pin_text", []),
+        ("probe/_planted.py", "from otel_mcp_health.clientside import driver", []),
+    ],
+)
+def test_a_planted_private_import_is_caught(module: str, line: str, caught: list[str]) -> None:
+    """Caught across packages, lazily too; a package's own private modules and the root
+    package's are its own."""
+    path = PACKAGE / module
+    assert _private_imports(path, {path: f"def f():\n    {line}\n"}) == caught
 
 
 def test_instrumentation_and_processor_never_import_each_other() -> None:

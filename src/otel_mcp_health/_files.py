@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Final, Literal
+
+from otel_mcp_health.core.pin_codec import MAX_PIN_FILE_BYTES
+from otel_mcp_health.core.pins import PinsError
 
 _FLAGS: Final = (
     os.O_RDONLY
@@ -43,3 +48,34 @@ def read_regular_file(path: str, cap: int) -> bytes:
     if len(data) > cap:
         raise FileRefusedError("too_large")
     return data
+
+
+def read_pin_text(path: str) -> str:
+    """The text of the pin file: a regular file of at most ``MAX_PIN_FILE_BYTES``, opened without
+    blocking so that a FIFO, a socket or a device never stalls the host at start-up (nor fills
+    its memory); else ``PinsError`` (``pins_not_a_file``, ``pins_too_large``), OSError or
+    UnicodeDecodeError."""
+    try:
+        data = read_regular_file(path, MAX_PIN_FILE_BYTES)
+    except FileRefusedError as exc:
+        too_large = f"larger than {MAX_PIN_FILE_BYTES} bytes"
+        why = "not a regular file" if exc.reason == "not_a_file" else too_large
+        raise PinsError(f"pins_{exc.reason}", why) from None
+    return data.decode("utf-8")
+
+
+@contextmanager
+def read_errors(
+    path: str, error: Callable[[str], Exception], *, missing: str, directory: str, unreadable: str
+) -> Iterator[None]:
+    """Reading ``path`` inside: a missing file, a directory or any other ``OSError`` becomes
+    ``error("<path>: <missing>")``, ``error("<path>: <directory>")`` or
+    ``error("<path>: <unreadable> (<strerror>)")``, never a traceback."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise error(f"{path}: {missing}") from None
+    except IsADirectoryError:
+        raise error(f"{path}: {directory}") from None
+    except OSError as exc:
+        raise error(f"{path}: {unreadable} ({exc.strerror})") from None

@@ -43,8 +43,9 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, Final, TextIO, cast
 
+from otel_mcp_health._files import read_errors
 from otel_mcp_health._pipes import QuietPipe
 from otel_mcp_health.core.calls import CallResult, rates
 from otel_mcp_health.core.catalog import CATALOG_RULES
@@ -70,16 +71,18 @@ class _InputError(Exception):
 def _read_text(name: str) -> str:
     if name == "-":
         return sys.stdin.read().removeprefix("\ufeff")
+    errors = read_errors(
+        name,
+        _InputError,
+        missing="no such file",
+        directory="is a directory, expected a file",
+        unreadable="cannot read",
+    )
     try:
-        return Path(name).read_text(encoding="utf-8-sig")  # a UTF-8 BOM is accepted
-    except FileNotFoundError:
-        raise _InputError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise _InputError(f"{name}: is a directory, expected a file") from None
+        with errors:
+            return Path(name).read_text(encoding="utf-8-sig")  # a UTF-8 BOM is accepted
     except UnicodeDecodeError:
         raise _InputError(f"{name}: not UTF-8 text") from None
-    except OSError as exc:
-        raise _InputError(f"{name}: cannot read ({exc.strerror})") from None
 
 
 def _text_row(row: dict[str, Any]) -> str:
@@ -235,8 +238,7 @@ def _demo(_args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _outcomes(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from otel_mcp_health.verifiers import OutcomePolicy, OutcomePolicyError
-    from otel_mcp_health.verifiers._policy import describe
+    from otel_mcp_health.verifiers import OutcomePolicy, OutcomePolicyError, describe
 
     try:
         policy = OutcomePolicy.load(args.file, strict=True)
@@ -259,50 +261,44 @@ def _outcomes(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_GREEN
 
 
-def _check(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from otel_mcp_health.check import run
-
-    return run(args, out, err)
-
-
-def _probe(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from otel_mcp_health.probe import run
-
-    return run(args, out, err)
-
-
-def _add_probe(sub: Any) -> None:
-    probe = sub.add_parser(
-        "probe",
-        help="probe the configured MCP servers as a service (Prometheus /probe, OTLP schedule)",
-        description="Serve /probe?target=NAME&module=MODULE (Prometheus text) and /metrics for "
-        "the targets of --config FILE; with --schedule, also probe each on its interval and "
-        "export over OTLP. Exit codes: 0 stopped, 2 a bad configuration.",
-    )
-    from otel_mcp_health.probe import add_arguments
-
-    add_arguments(probe)
-    probe.set_defaults(handler=_probe)
-
-
-def _pin(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from otel_mcp_health.pin import run as pin_run
-
-    return pin_run(args, out, err)
+#: The commands that run the instrumented client, in their help order: (help, description).
+#: Each is a package with ``add_arguments(parser)`` and ``run(args, out, err)``.
+_CLIENT_COMMANDS: Final = {
+    "check": (
+        "judge any MCP server now: handshake, discovery, optional watch and call",
+        (
+            "Judge an MCP server with the same instrumentation and processor an instrumented agent "
+            "uses. Exit codes: 0 healthy or converged, 1 any other verdict, 2 a usage error."
+        ),
+    ),
+    "probe": (
+        "probe the configured MCP servers as a service (Prometheus /probe, OTLP schedule)",
+        (
+            "Serve /probe?target=NAME&module=MODULE (Prometheus text) and /metrics for the targets "
+            "of --config FILE; with --schedule, also probe each on its interval and export over "
+            "OTLP. Exit codes: 0 stopped, 2 a bad configuration."
+        ),
+    ),
+    "pin": (
+        "approve a server's tools: create, update (--update) or verify (--verify) pins",
+        (
+            "Pin the digests of a server's tools (docs/approval.md). Exit codes: 0 written, "
+            "unchanged or approved; 1 drift or an update not accepted; 2 a usage error or an "
+            "unreadable pin file."
+        ),
+    ),
+}
 
 
-def _add_pin(sub: Any) -> None:
-    from otel_mcp_health.pin import add_arguments as pin_arguments
+def _add_client_commands(sub: Any) -> None:
+    """``check``, ``probe`` and ``pin``: their packages import nothing optional."""
+    from otel_mcp_health import check, pin, probe
 
-    pin = sub.add_parser(
-        "pin",
-        help="approve a server's tools: create, update (--update) or verify (--verify) pins",
-        description="Pin the digests of a server's tools (docs/approval.md). Exit codes: 0 "
-        "written, unchanged or approved; 1 drift or an update not accepted; 2 a usage error or "
-        "an unreadable pin file.",
-    )
-    pin_arguments(pin)
-    pin.set_defaults(handler=_pin)
+    packages = {"check": check, "probe": probe, "pin": pin}
+    for name, (help_text, description) in _CLIENT_COMMANDS.items():
+        command = sub.add_parser(name, help=help_text, description=description)
+        packages[name].add_arguments(command)
+        command.set_defaults(handler=packages[name].run)
 
 
 def _add_outcomes(sub: Any) -> None:
@@ -340,19 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_outcomes(sub)
     demo = sub.add_parser("demo", help="run the instrumented MCP client against real servers")
     demo.set_defaults(handler=_demo)
-    check = sub.add_parser(
-        "check",
-        help="judge any MCP server now: handshake, discovery, optional watch and call",
-        description="Judge an MCP server with the same instrumentation and processor an "
-        "instrumented agent uses. Exit codes: 0 healthy or converged, 1 any other verdict, "
-        "2 a usage error.",
-    )
-    from otel_mcp_health.check import add_arguments
-
-    add_arguments(check)
-    check.set_defaults(handler=_check)
-    _add_probe(sub)
-    _add_pin(sub)
+    _add_client_commands(sub)
     return parser
 
 

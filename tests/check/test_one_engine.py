@@ -1,7 +1,9 @@
 """``check`` is a thin shell: public API and attribute names in, verdicts read from spans out.
 
 It must never judge by itself (no classifier import) nor reach into the shell's private modules
-(the instrumentation and the processor may be rewritten; their public names stay).
+(the instrumentation and the processor may be rewritten; their public names stay). The same holds
+for the client side it runs on (``clientside/``: options, pipeline, driver, report), which the
+other commands share.
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ from pathlib import Path
 
 import otel_mcp_health
 
-CHECK = Path(otel_mcp_health.__file__).parent / "check"
+PACKAGE = Path(otel_mcp_health.__file__).parent
+CHECK = (PACKAGE / "check", PACKAGE / "clientside")
 ALLOWED = {
     "otel_mcp_health",  # the public API (lazy exports)
     "otel_mcp_health.attributes",
     "otel_mcp_health.core.vocabulary",
     "otel_mcp_health.check",
+    "otel_mcp_health.clientside",
 }
 
 
@@ -31,16 +35,18 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_check_uses_only_public_names_and_never_a_classifier() -> None:
-    for path in sorted(CHECK.glob("*.py")):
+    for path in sorted(p for room in CHECK for p in room.glob("*.py")):
         for module in _imports(path):
-            assert module in ALLOWED or module.startswith("otel_mcp_health.check."), (
+            assert module in ALLOWED or module.startswith(
+                ("otel_mcp_health.check.", "otel_mcp_health.clientside.")
+            ), (
                 path.name,
                 module,
             )
 
 
 def test_every_public_name_check_uses_is_exported() -> None:
-    for path in sorted(CHECK.glob("*.py")):
+    for path in sorted(p for room in CHECK for p in room.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module == "otel_mcp_health":
                 for alias in node.names:

@@ -18,12 +18,12 @@ from tests.pin.pin_support import SERVER, live, pin
 
 def _discovery_approval(options: Any) -> Mapping[str, Any]:
     """The approval attributes on the span that completes the discovery of a real client."""
-    from otel_mcp_health.check import _driver, _pipeline
+    from otel_mcp_health.clientside import driver, pipeline
 
-    built = _pipeline.build(otlp=False, service_name="pin-runtime-test")
-    with _pipeline.instrumented(built) as pipeline:
-        _driver.drive(options, lambda _step: None)
-        spans = [dict(s.attributes or {}) for s in pipeline.spans()]
+    built = pipeline.build(otlp=False, service_name="pin-runtime-test")
+    with pipeline.instrumented(built) as instrumented:
+        driver.drive(options, lambda _step: None)
+        spans = [dict(s.attributes or {}) for s in instrumented.spans()]
     (found,) = [a for a in spans if A.CATALOG_APPROVAL in a]
     return found
 
@@ -40,7 +40,7 @@ def _discovery_approval(options: Any) -> Mapping[str, Any]:
 def test_live_stdio_pins_are_read_by_the_zero_code_run_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variant: str, approval: str, changed: Any
 ) -> None:
-    from otel_mcp_health.check._options import CheckOptions
+    from otel_mcp_health.clientside.command_line import CheckOptions
 
     path = tmp_path / "pins.toml"
     assert pin("--pins", path, *live("base")).code == 0
@@ -54,7 +54,7 @@ def test_live_stdio_pins_are_read_by_the_zero_code_run_time(
 def test_live_http_pins_match_the_exported_address_and_port(
     http_base: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from otel_mcp_health.check._options import CheckOptions
+    from otel_mcp_health.clientside.command_line import CheckOptions
 
     path = tmp_path / "pins.toml"
     assert pin("--pins", path, "--url", f"{http_base}/mcp").code == 0

@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace.export import SpanExporter
 from tests.support.served import served
 
 from otel_mcp_health.probe import load_config
-from otel_mcp_health.probe._http import serving
+from otel_mcp_health.probe._endpoint import serving
 from otel_mcp_health.probe._pipeline import ProbePipeline
 from otel_mcp_health.probe._service import ProbeService
 

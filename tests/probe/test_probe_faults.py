@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from tests.probe.conftest import get, running, series, stdio_command
 
-from otel_mcp_health.probe import _runner
+from otel_mcp_health.probe import _one_probe
 
 LEAKED = "canary-fault-message-90b1"
 
@@ -26,17 +26,17 @@ def test_a_fault_of_ours_is_a_500_then_the_prober_keeps_working(
         '[probe]\nmin_interval = 0.000001\n[module.m]\n[[target]]\nname = "t"\n'
         f'transport = "stdio"\ncommand = {json.dumps(stdio_command())}\n'
     )
-    real = _runner.report
+    real = _one_probe.report
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(LEAKED)
 
     caplog.set_level(logging.WARNING)
     with running(path) as (_service, base):
-        monkeypatch.setattr(_runner, "report", broken)
+        monkeypatch.setattr(_one_probe, "report", broken)
         first = get(f"{base}/probe?target=t")
         second = get(f"{base}/probe?target=t")
-        monkeypatch.setattr(_runner, "report", real)
+        monkeypatch.setattr(_one_probe, "report", real)
         healthy = get(f"{base}/probe?target=t")
         metrics = series(get(f"{base}/metrics")[1])
     assert (first[0], second[0], healthy[0]) == (500, 500, 200)

@@ -11,7 +11,7 @@ from tests.probe.conftest import get, one, series, stdio_command
 
 from otel_mcp_health.environment_variables import OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES
 from otel_mcp_health.probe import load_config
-from otel_mcp_health.probe._http import serving
+from otel_mcp_health.probe._endpoint import serving
 from otel_mcp_health.probe._service import ProbeService
 
 UNREACHABLE = '[[outcome]]\ntool = "lookup"\nverify = "http"\nurl = "http://127.0.0.1:9/x"\n'

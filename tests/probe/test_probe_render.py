@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from otel_mcp_health.core.bounds import MAX_NAME_LENGTH
-from otel_mcp_health.probe._http import scrape_bound
+from otel_mcp_health.probe._endpoint import scrape_bound
 from otel_mcp_health.probe._render import FAMILIES, exposition, samples
 
 HOSTILE = 'evil"} 1\nprobe_success{x="' + "y" * 500

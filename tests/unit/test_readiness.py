@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from otel_mcp_health.check._report import NOT_DISCOVERED
+from otel_mcp_health.clientside.span_report import NOT_DISCOVERED
 from otel_mcp_health.core.catalog import classify_catalog
 from otel_mcp_health.core.contract import readiness
 from otel_mcp_health.core.evidence import CatalogEvidence, HandshakeEvidence, SessionEvidence

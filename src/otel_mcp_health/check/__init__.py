@@ -20,10 +20,11 @@ import warnings
 from typing import TextIO
 
 from otel_mcp_health import OutcomePolicy
-from otel_mcp_health.check._options import (
+from otel_mcp_health.clientside.command_line import (
     CHECK_MAX_PAGES,
     DEFAULT_TIMEOUT_S,
     ERA_MODES,
+    MCP_CLIENT_MODULES,
     CheckOptions,
     UsageError,
     not_required,
@@ -34,10 +35,10 @@ from otel_mcp_health.check._options import (
     parse_outcomes,
     parse_pins_option,
     positive,
+    sdk_missing,
 )
 
 EXIT_USAGE = 2
-_OPTIONAL = frozenset({"mcp", "mcp_types", "anyio", "httpx2"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -202,20 +203,6 @@ class _ProgressLine:
             self._err.flush()
 
 
-def sdk_missing(exc: ImportError, optional: frozenset[str], command: str, err: TextIO) -> bool:
-    """Whether ``exc`` names a module of the MCP SDK that ``otel-mcp-health <command>`` needs
-    (one of ``optional``): then it says so on ``err``. Any other import error is the caller's to
-    re-raise (the demo's entry point shares this)."""
-    missing = (exc.name or "").split(".")[0]
-    if missing not in optional:
-        return False
-    err.write(
-        f"otel-mcp-health {command} needs the MCP SDK (module {missing!r} is missing): "
-        "pip install 'otel-mcp-health[instruments]'\n"
-    )
-    return True
-
-
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run one check; returns the exit code."""
     try:
@@ -224,18 +211,19 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"otel-mcp-health check: {exc}\n")
         return EXIT_USAGE
     try:
-        from otel_mcp_health.check import _driver, _pipeline, _report, _words
+        from otel_mcp_health.check import _words
+        from otel_mcp_health.clientside import driver, pipeline, span_report
     except ImportError as exc:
-        if not sdk_missing(exc, _OPTIONAL, "check", err):
+        if not sdk_missing(exc, MCP_CLIENT_MODULES, "check", err):
             raise
         return EXIT_USAGE
     progress = _progress(err)
-    built = _pipeline.build(otlp=options.otlp, service_name=_pipeline.SERVICE_NAME)
+    built = pipeline.build(otlp=options.otlp, service_name=pipeline.SERVICE_NAME)
     with warnings.catch_warnings(record=True) as warned:
         warnings.simplefilter("always")
-        with _pipeline.instrumented(built, approved_catalog=options.pins) as pipeline:
-            facts = _driver.drive(options, progress)
-            report = _report.build(pipeline.spans(), facts, options)
+        with pipeline.instrumented(built, approved_catalog=options.pins) as instrumented:
+            facts = driver.drive(options, progress)
+            report = span_report.build(instrumented.spans(), facts, options)
     progress.clear()
     for warning in warned:  # ours (a pin file that cannot be parsed fails closed) go to err
         if str(warning.message).startswith("mcp_health:"):
@@ -245,4 +233,4 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 warning.message, warning.category, warning.filename, warning.lineno
             )
     out.write(json.dumps(report) + "\n" if args.json else _words.render(report))
-    return _report.exit_code(report)
+    return span_report.exit_code(report)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from otel_mcp_health.check._report import drifted
+from otel_mcp_health.clientside.span_report import drifted
 from otel_mcp_health.core.vocabulary import (
     LAYERS,
     ApprovalVerdict,

@@ -32,7 +32,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from otel_mcp_health.check import sdk_missing
+from otel_mcp_health.clientside.command_line import sdk_missing
 
 #: Exit code of a setup error (mirrors ``otel_mcp_health.demo._run.EXIT_SETUP_ERROR``).
 _EXIT_SETUP_ERROR = 2

@@ -1,8 +1,8 @@
 """Driving the scenarios: the demo's three MCP sessions (HTTP, in-process, stdio).
 
 Each session runs under a root span and each scenario under a child span of its own (name
-``demo <label>``, attribute :data:`~._scenarios.SCENARIO_ATTRIBUTE`), so :mod:`._report` can tell
-a scenario's MCP spans apart from the next one's.
+``demo <label>``, attribute :data:`~._scenarios.SCENARIO_ATTRIBUTE`), so
+:mod:`._verdict_table` can tell a scenario's MCP spans apart from the next one's.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ instrumentation's metrics go there too (a periodic OTLP/HTTP reader). Both are f
 demo ends (bounded by the exporters' own timeouts).
 
 The scenarios and their expected verdicts live in :mod:`._scenarios`, the sessions that run them
-in :mod:`._drive`, the table and the check of the exported spans in :mod:`._report`.
+in :mod:`._drive`, the table and the check of the exported spans in :mod:`._verdict_table`.
 """
 
 from __future__ import annotations
@@ -44,10 +44,10 @@ from opentelemetry.sdk.metrics.export import (
 )
 
 import otel_mcp_health
-from otel_mcp_health.check._pipeline import Pipeline, build, instrumented
+from otel_mcp_health.clientside.pipeline import Pipeline, build, instrumented
 from otel_mcp_health.demo._drive import Demo, drive
-from otel_mcp_health.demo._report import EXIT_MISMATCH, EXIT_OK, report
 from otel_mcp_health.demo._scenarios import CANARY, HTTP_CLOSED, SCENARIOS
+from otel_mcp_health.demo._verdict_table import EXIT_MISMATCH, EXIT_OK, report
 from otel_mcp_health.verifiers import (
     file_digest,
     outcome_not_required,
@@ -73,7 +73,7 @@ NOT_REQUIRED_TOOLS: Final = ("search",)
 
 
 def _build() -> tuple[Pipeline, InMemoryMetricReader, bool]:
-    """The shells' pipeline (:mod:`otel_mcp_health.check._pipeline`) with the demo's metric
+    """The shells' pipeline (:mod:`otel_mcp_health.clientside.pipeline`) with the demo's metric
     readers, exporting over OTLP too when an endpoint for traces is configured."""
     otlp = bool(
         os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")

@@ -1,6 +1,6 @@
 """The demo's scenarios: each labelled step and the verdicts its spans must carry.
 
-The demo's contract with itself, in running order (:mod:`._drive` runs them, :mod:`._report`
+The demo's contract with itself, in running order (:mod:`._drive` runs them, :mod:`._verdict_table`
 checks the exported spans against them).
 """
 

@@ -23,9 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from otel_mcp_health._files import FileRefusedError, read_regular_file
+from otel_mcp_health._files import read_pin_text
 from otel_mcp_health.core.approval import UNREADABLE_PINS, Approval, ToolChange, judge_approval
-from otel_mcp_health.core.pin_codec import MAX_PIN_FILE_BYTES
 from otel_mcp_health.core.pins import PinFile, PinsError, ServerLabel, parse_pins
 from otel_mcp_health.core.reasons import ApprovalReason
 from otel_mcp_health.core.vocabulary import ApprovalVerdict, ChangeKind
@@ -45,20 +44,6 @@ class Pins:
     could not be read or parsed (fail closed: :data:`UNREADABLE_PINS` for every server)."""
 
     file: PinFile | None
-
-
-def read_pin_text(path: str) -> str:
-    """The text of the pin file: a regular file of at most ``MAX_PIN_FILE_BYTES``, opened without
-    blocking so that a FIFO, a socket or a device never stalls the host at start-up (nor fills
-    its memory); else ``PinsError`` (``pins_not_a_file``, ``pins_too_large``), OSError or
-    UnicodeDecodeError."""
-    try:
-        data = read_regular_file(path, MAX_PIN_FILE_BYTES)
-    except FileRefusedError as exc:
-        too_large = f"larger than {MAX_PIN_FILE_BYTES} bytes"
-        why = "not a regular file" if exc.reason == "not_a_file" else too_large
-        raise PinsError(f"pins_{exc.reason}", why) from None
-    return data.decode("utf-8")
 
 
 def load(path: str) -> Pins:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Final, TextIO
 
-from otel_mcp_health.check._options import CHECK_MAX_PAGES, DEFAULT_TIMEOUT_S, ERA_MODES
+from otel_mcp_health.clientside.command_line import CHECK_MAX_PAGES, DEFAULT_TIMEOUT_S, ERA_MODES
 from otel_mcp_health.pin._errors import PinInputError
 from otel_mcp_health.pin._sources import Source, tools_file
 
@@ -64,7 +64,7 @@ def _source(args: argparse.Namespace) -> Source:
         from otel_mcp_health.pin._mcpb import expected_sha256, mcpb_source
 
         return mcpb_source(args.mcpb, expected_sha256(args.sha256))
-    from otel_mcp_health.pin._live import live_source
+    from otel_mcp_health.pin._from_server import live_source
 
     return live_source(args)
 

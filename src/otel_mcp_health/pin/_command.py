@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from otel_mcp_health._files import read_pin_text
 from otel_mcp_health.core.approval import judge_approval
 from otel_mcp_health.core.digest import DigestError
 from otel_mcp_health.core.pins import (
@@ -39,7 +40,6 @@ from otel_mcp_health.core.pins import (
     render_pins,
 )
 from otel_mcp_health.core.vocabulary import ApprovalVerdict
-from otel_mcp_health.instrumentation._approval import read_pin_text
 from otel_mcp_health.pin._diff import change_lines, diff_pins, label, shown, summary
 from otel_mcp_health.pin._errors import PinInputError
 from otel_mcp_health.pin._sources import Source

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, Final
 
+from otel_mcp_health._files import read_errors
 from otel_mcp_health.core.digest import PROJECTED_MEMBERS
 from otel_mcp_health.pin._bundle_zip import LayoutError, open_zip
 from otel_mcp_health.pin._errors import PinInputError
@@ -134,22 +135,22 @@ def _from_zip(handle: IO[bytes], path: str) -> bytes:
 
 def _manifest_bytes(path: str, sha256: str | None) -> tuple[bytes, str]:
     """The manifest's bytes and the SHA-256 of the file given (checked against ``sha256``)."""
-    try:
-        with Path(path).open("rb") as handle:
-            actual = _sha256(handle)
-            if sha256 is not None and actual != sha256:
-                raise PinInputError(f"{path}: SHA-256 mismatch, the bundle is not the one expected")
-            if handle.read(4) == b"PK\x03\x04":
-                handle.seek(0)
-                return _from_zip(handle, path), actual
+    errors = read_errors(
+        path,
+        PinInputError,
+        missing="no such bundle or manifest",
+        directory="is a directory, expected manifest.json or a .mcpb",
+        unreadable="cannot read the bundle",
+    )
+    with errors, Path(path).open("rb") as handle:
+        actual = _sha256(handle)
+        if sha256 is not None and actual != sha256:
+            raise PinInputError(f"{path}: SHA-256 mismatch, the bundle is not the one expected")
+        if handle.read(4) == b"PK\x03\x04":
             handle.seek(0)
-            return _capped(handle, path), actual
-    except FileNotFoundError:
-        raise PinInputError(f"{path}: no such bundle or manifest") from None
-    except IsADirectoryError:
-        raise PinInputError(f"{path}: is a directory, expected manifest.json or a .mcpb") from None
-    except OSError as exc:
-        raise PinInputError(f"{path}: cannot read the bundle ({exc.strerror})") from None
+            return _from_zip(handle, path), actual
+        handle.seek(0)
+        return _capped(handle, path), actual
 
 
 def _static_responses(manifest: Mapping[str, Any]) -> list[Mapping[str, Any]]:

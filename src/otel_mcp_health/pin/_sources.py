@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from otel_mcp_health._files import read_errors
 from otel_mcp_health.pin._errors import PinInputError
 
 #: A JSON source larger than this is refused before it is parsed (a tools/list of 10,000 tools
@@ -41,15 +42,15 @@ class Source:
 
 def read_bytes(path: str, what: str, cap: int = MAX_JSON_BYTES) -> bytes:
     """At most ``cap`` bytes of ``path``; a larger or unreadable file is an input error."""
-    try:
-        with Path(path).open("rb") as handle:
-            data = handle.read(cap + 1)
-    except FileNotFoundError:
-        raise PinInputError(f"{path}: no such {what}") from None
-    except IsADirectoryError:
-        raise PinInputError(f"{path}: is a directory, expected a {what}") from None
-    except OSError as exc:
-        raise PinInputError(f"{path}: cannot read the {what} ({exc.strerror})") from None
+    errors = read_errors(
+        path,
+        PinInputError,
+        missing=f"no such {what}",
+        directory=f"is a directory, expected a {what}",
+        unreadable=f"cannot read the {what}",
+    )
+    with errors, Path(path).open("rb") as handle:
+        data = handle.read(cap + 1)
     if len(data) > cap:
         raise PinInputError(f"{path}: the {what} is larger than {cap} bytes")
     return data

@@ -24,7 +24,6 @@ from otel_mcp_health.probe._config import ProbeConfig, ProbeConfigError, load_co
 __all__ = ["ProbeConfig", "ProbeConfigError", "add_arguments", "load_config", "run"]
 
 EXIT_USAGE = 2
-_OPTIONAL = frozenset({"mcp", "mcp_types", "anyio", "httpx2"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,9 +62,9 @@ def run(
     try:
         from otel_mcp_health.probe import _serve
     except ImportError as exc:
-        from otel_mcp_health.check import sdk_missing
+        from otel_mcp_health.clientside.command_line import MCP_CLIENT_MODULES, sdk_missing
 
-        if not sdk_missing(exc, _OPTIONAL, "probe", err):
+        if not sdk_missing(exc, MCP_CLIENT_MODULES, "probe", err):
             raise
         return EXIT_USAGE
     stop = stop or threading.Event()

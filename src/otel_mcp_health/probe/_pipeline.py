@@ -11,19 +11,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.sdk.trace.export import (
-    BatchSpanProcessor,
     SimpleSpanProcessor,
     SpanExporter,
     SpanExportResult,
 )
 
-from otel_mcp_health import McpHealthInstrumentor, McpHealthSpanProcessor
-from otel_mcp_health.check._pipeline import _resource
+from otel_mcp_health import McpHealthInstrumentor
+from otel_mcp_health.clientside.pipeline import judged_providers, service_resource
 
 #: ``service.name`` of the prober's telemetry unless ``OTEL_SERVICE_NAME`` says otherwise.
 SERVICE_NAME = "otel-mcp-health-probe"
@@ -75,15 +72,11 @@ class ProbePipeline:
         self.router = SpanRouter()
         downstream: list[SpanProcessor] = [SimpleSpanProcessor(self.router)]
         downstream += [SimpleSpanProcessor(exporter) for exporter in exporters]
-        if otlp:
-            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-            downstream.append(BatchSpanProcessor(OTLPSpanExporter()))
-        resource: Resource = _resource(SERVICE_NAME)
-        self.meters = MeterProvider(metric_readers=list(metric_readers), resource=resource)
-        self.provider = TracerProvider(resource=resource)
-        self.provider.add_span_processor(
-            McpHealthSpanProcessor(downstream, meter_provider=self.meters)
+        self.provider, self.meters = judged_providers(
+            downstream,
+            otlp=otlp,
+            resource=service_resource(SERVICE_NAME),
+            metric_readers=lambda: list(metric_readers),
         )
         self.tracer = self.provider.get_tracer("otel_mcp_health.probe")
         self._instrumentor = McpHealthInstrumentor()

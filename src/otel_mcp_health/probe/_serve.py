@@ -7,7 +7,7 @@ from typing import TextIO
 
 from otel_mcp_health import OutcomePolicyError
 from otel_mcp_health.probe._config import ProbeConfig
-from otel_mcp_health.probe._http import base_url, make_server
+from otel_mcp_health.probe._endpoint import base_url, make_server
 from otel_mcp_health.probe._pipeline import ProbePipeline
 from otel_mcp_health.probe._schedule import Scheduler, otlp_metric_readers, register_gauges
 from otel_mcp_health.probe._service import ProbeService

@@ -25,8 +25,8 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_mcp_health import OutcomePolicy
 from otel_mcp_health import attributes as A
-from otel_mcp_health.check._options import CheckOptions
-from otel_mcp_health.probe import _render, _runner
+from otel_mcp_health.clientside.command_line import CheckOptions
+from otel_mcp_health.probe import _one_probe, _render
 from otel_mcp_health.probe._config import Module, ProbeConfig, ProbeTarget
 from otel_mcp_health.probe._pipeline import ProbePipeline
 from otel_mcp_health.probe._stats import ProberStats
@@ -62,7 +62,7 @@ class ProbeResult:
     target: str
     module: str
     report: dict[str, Any]
-    run: _runner.Run
+    run: _one_probe.Run
     finished: float  # time.monotonic() when it ended
     duration_s: float
     cached: bool = False
@@ -94,7 +94,7 @@ class _Job:
 
     options: CheckOptions
     era_mode: str | None
-    run: _runner.Run = field(default_factory=_runner.Run)
+    run: _one_probe.Run = field(default_factory=_one_probe.Run)
     traced: list[int] = field(default_factory=list)
     spans: list[tuple[ReadableSpan, ...]] = field(default_factory=list)
 
@@ -180,7 +180,7 @@ class ProbeService:
             return None
         return learned[0]
 
-    def _learn_era(self, target: ProbeTarget, module: Module, run: _runner.Run) -> None:
+    def _learn_era(self, target: ProbeTarget, module: Module, run: _one_probe.Run) -> None:
         if module.era != "auto":
             return
         if run.era == "initialize":
@@ -193,7 +193,9 @@ class ProbeService:
         closing the session takes longer (the SDK waits out a stdio server that ignores stdin's
         end and SIGTERM for seconds): then the answer is the probe as it stood, timed out, and
         the worker keeps its running slot until its cleanup ends."""
-        job = _Job(_runner.check_options(target, module, timeout_s), self._era_mode(target, module))
+        job = _Job(
+            _one_probe.check_options(target, module, timeout_s), self._era_mode(target, module)
+        )
         started = time.monotonic()
         worker = threading.Thread(
             target=self._work, args=(target, module, job), name=f"probe-{target.name}", daemon=True
@@ -216,7 +218,7 @@ class ProbeService:
         return ProbeResult(
             target=target.name,
             module=module.name,
-            report=_runner.report(found, run, job.options),
+            report=_one_probe.report(found, run, job.options),
             run=run,
             finished=time.monotonic(),
             duration_s=time.monotonic() - started,
@@ -232,7 +234,7 @@ class ProbeService:
             ) as root:
                 job.traced.append(root.get_span_context().trace_id)
                 self.pipeline.router.open(job.traced[0])
-                _runner.drive(target, job.options, job.era_mode, run=job.run)
+                _one_probe.drive(target, job.options, job.era_mode, run=job.run)
             job.spans.append(self.pipeline.router.close(job.traced[0]))
         finally:
             self.stats.in_flight(-1)
@@ -249,10 +251,10 @@ class ProbeService:
             self._policy.uninstall()
 
 
-def _timed_out(run: _runner.Run) -> _runner.Run:
+def _timed_out(run: _one_probe.Run) -> _one_probe.Run:
     """A copy of a probe still running past its bound, marked timed out."""
     late = dataclasses.replace(run.facts, timed_out=True)
-    return _runner.Run(facts=late, phases=dict(run.phases), requests=Counter(run.requests))
+    return _one_probe.Run(facts=late, phases=dict(run.phases), requests=Counter(run.requests))
 
 
 def _canary_policy(config: ProbeConfig) -> OutcomePolicy | None:

@@ -55,7 +55,12 @@ from otel_mcp_health.verifiers._builtins import (
     http_status,
     sqlite_row,
 )
-from otel_mcp_health.verifiers._policy import OutcomePolicy, install_from_env, uninstall_from_env
+from otel_mcp_health.verifiers._policy import (
+    OutcomePolicy,
+    describe,
+    install_from_env,
+    uninstall_from_env,
+)
 from otel_mcp_health.verifiers._policy_parse import ENTRY_POINT_GROUP, OutcomePolicyError
 from otel_mcp_health.verifiers._receipts import (
     CallContext,
@@ -104,6 +109,7 @@ __all__ = [
     "VerifierFn",
     "VerifierRunner",
     "clear_verifiers",
+    "describe",
     "file_digest",
     "from_callable",
     "http_status",

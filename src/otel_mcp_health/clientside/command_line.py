@@ -12,7 +12,7 @@ import os
 import re
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TextIO
 
 from otel_mcp_health import OutcomePolicy, OutcomePolicyError
 
@@ -27,6 +27,9 @@ CHECK_MAX_PAGES: Final = 100
 #: ``Client`` modes by ``--era``: ``auto`` probes ``server/discover`` and falls back to
 #: ``initialize``.
 ERA_MODES: Final = {"auto": "auto", "legacy": "legacy", "modern": "2026-07-28"}
+#: The modules of the MCP SDK a command that runs the client needs (the optional
+#: ``[instruments]`` extra brings them).
+MCP_CLIENT_MODULES: Final = frozenset({"mcp", "mcp_types", "anyio", "httpx2"})
 _HEADER_NAME: Final = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # RFC 9110 token
 
 Era = Literal["auto", "legacy", "modern"]
@@ -191,3 +194,17 @@ def parse_pins_option(path: str | None) -> str | None:
     except OSError as exc:
         raise UsageError(f"--pins {path}: cannot be read ({type(exc).__name__})") from None
     return path
+
+
+def sdk_missing(exc: ImportError, optional: frozenset[str], command: str, err: TextIO) -> bool:
+    """Whether ``exc`` names a module of the MCP SDK that ``otel-mcp-health <command>`` needs
+    (one of ``optional``): then it says so on ``err``. Any other import error is the caller's to
+    re-raise."""
+    missing = (exc.name or "").split(".")[0]
+    if missing not in optional:
+        return False
+    err.write(
+        f"otel-mcp-health {command} needs the MCP SDK (module {missing!r} is missing): "
+        "pip install 'otel-mcp-health[instruments]'\n"
+    )
+    return True

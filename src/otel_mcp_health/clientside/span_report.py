@@ -1,4 +1,4 @@
-"""The check's report, read from the judged spans: one JSON object, or words for a person on call.
+"""The report of a run, read from the judged spans: one JSON object, or words for a person on call.
 
 Nothing here judges. The verdicts, reasons, first failed layers, layer statuses and next actions
 are the attributes the span processor put on the exported spans (names from
@@ -16,8 +16,8 @@ from typing import Any, Final
 from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health.check._driver import Facts
-from otel_mcp_health.check._options import CheckOptions
+from otel_mcp_health.clientside.command_line import CheckOptions
+from otel_mcp_health.clientside.driver import Facts
 from otel_mcp_health.core.vocabulary import (
     GREEN,
     LAYERS,
@@ -60,6 +60,23 @@ def _first(spans: Sequence[ReadableSpan], name: str) -> Any:
     return next((v for s in spans if (v := _attrs(s).get(name)) is not None), None)
 
 
+def failure(attrs: Mapping[str, Any], next_action: str | None = None) -> dict[str, Any]:
+    """A judged handshake's (or connection's) verdict in the report's words (``next_action``:
+    when the span names none). The layers are those the processor wrote, where the session
+    failed."""
+    return {
+        "verdict": attrs[A.VERDICT],
+        "reason": attrs.get(A.REASON),
+        "nextAction": attrs.get(A.NEXT_ACTION, next_action),
+        "firstFailedLayer": attrs.get(A.CALL_FIRST_FAILED_LAYER, FirstFailedLayer.NONE.value),
+        "layers": {
+            layer.value: attrs[key]
+            for layer in LAYERS
+            if (key := A.layer_attribute(layer.value)) in attrs
+        },
+    }
+
+
 def _session(spans: Sequence[ReadableSpan], facts: Facts) -> dict[str, Any]:
     attrs = _handshake(spans) or {}
     listed = attrs.get(A.SESSION_CAPABILITY_TOOLS_LIST_CHANGED)
@@ -74,18 +91,7 @@ def _session(spans: Sequence[ReadableSpan], facts: Facts) -> dict[str, Any]:
         "connected": facts.connected,
     }
     if A.VERDICT in attrs:  # the processor judges a handshake only when it failed
-        session.update(
-            verdict=attrs[A.VERDICT],
-            reason=attrs.get(A.REASON),
-            nextAction=attrs.get(A.NEXT_ACTION),
-            firstFailedLayer=attrs.get(A.CALL_FIRST_FAILED_LAYER, FirstFailedLayer.NONE.value),
-            # the processor writes them when the handshake failed at a layer
-            layers={
-                layer.value: attrs[key]
-                for layer in LAYERS
-                if (key := A.layer_attribute(layer.value)) in attrs
-            },
-        )
+        session.update(failure(attrs))
         scopes = attrs.get(A.AUTH_REQUIRED_SCOPES)
         if scopes:  # scope names only (never a token), as the span carries them
             session["requiredScopes"] = list(scopes)
@@ -159,7 +165,7 @@ def _call(spans: Sequence[ReadableSpan], tool: str) -> dict[str, Any] | None:
     }
 
 
-def _session_verdict(
+def session_verdict(
     spans: Sequence[ReadableSpan], session: Mapping[str, Any], facts: Facts
 ) -> tuple[str, str, str]:
     """(verdict, reason, next action) of a check without a call (see the module docstring)."""
@@ -195,7 +201,7 @@ def build(spans: Sequence[ReadableSpan], facts: Facts, options: CheckOptions) ->
         # Asked for a call that left no judged span (cut off by --timeout before it ended).
         verdict, reason, action = Verdict.UNVERIFIED.value, CHECK_TIMED_OUT, NextAction.NONE.value
     else:
-        verdict, reason, action = _session_verdict(spans, session, facts)
+        verdict, reason, action = session_verdict(spans, session, facts)
     report.update(
         verdict=verdict,
         reason=reason,

@@ -1,4 +1,4 @@
-"""The telemetry pipeline of the shells (``check`` and ``demo``): the one an instrumented agent has.
+"""The telemetry pipeline of the commands: the one an instrumented agent has.
 
 ``TracerProvider`` → :class:`~otel_mcp_health.McpHealthSpanProcessor` → an in-memory exporter
 (the shell reads the judged spans back from it) and, with ``otlp``, also a
@@ -6,7 +6,8 @@
 variables. :func:`instrumented` installs :class:`~otel_mcp_health.McpHealthInstrumentor` on this
 provider for the duration of a run and removes it afterwards. The check asks for OTLP with
 ``--otlp`` and names its service (:data:`SERVICE_NAME`); the demo follows the OTLP environment
-variables and adds its metric readers.
+variables and adds its metric readers; ``pin`` records its discovery on it; the prober builds its
+own router around :func:`judged_providers`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otel_mcp_health import McpHealthInstrumentor, McpHealthSpanProcessor
 
-#: ``service.name`` of a check's spans unless ``OTEL_SERVICE_NAME`` says otherwise.
+#: ``service.name`` of a check's (and a pin's) spans unless ``OTEL_SERVICE_NAME`` says otherwise.
 SERVICE_NAME = "otel-mcp-health-check"
 
 
@@ -46,7 +47,7 @@ class Pipeline:
         self.meters.shutdown()
 
 
-def _resource(service_name: str) -> Resource:
+def service_resource(service_name: str) -> Resource:
     """``OTEL_SERVICE_NAME`` / ``OTEL_RESOURCE_ATTRIBUTES``, with ``service_name`` by default."""
     resource = Resource.create()
     if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
@@ -62,21 +63,36 @@ def build(
 ) -> Pipeline:
     """The providers and the processor, not yet instrumented.
 
-    ``service_name``: the default ``service.name`` (``None``: the SDK's default resource).
-    ``metric_readers`` is called once the span exporters exist, so an invalid OTLP setting fails
-    before any periodic reader starts its thread.
+    ``service_name``: the default ``service.name`` (``None``: the SDK's default resource);
+    ``metric_readers`` as in :func:`judged_providers`.
     """
     exporter = InMemorySpanExporter()
-    downstream: list[SpanProcessor] = [SimpleSpanProcessor(exporter)]
+    resource = service_resource(service_name) if service_name is not None else None
+    provider, meters = judged_providers(
+        [SimpleSpanProcessor(exporter)], otlp=otlp, resource=resource, metric_readers=metric_readers
+    )
+    return Pipeline(provider, exporter, meters)
+
+
+def judged_providers(
+    downstream: list[SpanProcessor],
+    *,
+    otlp: bool,
+    resource: Resource | None,
+    metric_readers: Callable[[], Sequence[MetricReader]],
+) -> tuple[TracerProvider, MeterProvider]:
+    """A tracer provider whose one span processor is the product's, handing every judged span to
+    ``downstream`` (and, with ``otlp``, to a ``BatchSpanProcessor(OTLPSpanExporter())``), and the
+    meter provider the processor records on. ``metric_readers`` is called once the span exporters
+    exist, so an invalid OTLP setting fails before any periodic reader starts its thread."""
     if otlp:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-        downstream.append(BatchSpanProcessor(OTLPSpanExporter()))
-    resource = _resource(service_name) if service_name is not None else None
+        downstream = [*downstream, BatchSpanProcessor(OTLPSpanExporter())]
     meters = MeterProvider(metric_readers=metric_readers(), resource=resource)
     provider = TracerProvider(resource=resource)
     provider.add_span_processor(McpHealthSpanProcessor(downstream, meter_provider=meters))
-    return Pipeline(provider, exporter, meters)
+    return provider, meters
 
 
 @contextmanager

@@ -1,6 +1,6 @@
 """Tools from a live server, discovered the way ``otel-mcp-health check`` discovers them.
 
-One engine: the check's own options, transport and discovery (``check._driver``: handshake in
+One engine: the check's own options, transport and discovery (``clientside.driver``: handshake in
 either era, every page to the end, the page cap) run inside the check's instrumented pipeline,
 so the server label pinned is the one the instrumentation exports (``mcp_health.server.name``,
 ``server.address``, ``server.port`` on the span that completes the discovery) and the tools are
@@ -16,13 +16,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health.check._options import CheckOptions, UsageError, parse_headers, positive
+from otel_mcp_health.clientside.command_line import (
+    MCP_CLIENT_MODULES,
+    CheckOptions,
+    UsageError,
+    parse_headers,
+    positive,
+)
 from otel_mcp_health.core.digest import DigestError, digest_tools
 from otel_mcp_health.core.vocabulary import TOOLS_LIST
 from otel_mcp_health.pin._errors import PinInputError
 from otel_mcp_health.pin._sources import Source
 
-_OPTIONAL: Final = frozenset({"mcp", "mcp_types", "anyio", "httpx2"})
 _HINT: Final = "run otel-mcp-health check with the same server for the verdict"
 
 
@@ -76,12 +81,12 @@ def _failure(facts: Any) -> str | None:
 
 def _run(check_options: CheckOptions) -> tuple[Any, tuple[Any, ...]]:
     """Drive the discovery; the facts and the judged spans."""
-    from otel_mcp_health.check import _driver, _pipeline
+    from otel_mcp_health.clientside import driver, pipeline
 
-    built = _pipeline.build(otlp=False, service_name=_pipeline.SERVICE_NAME)
-    with _pipeline.instrumented(built) as pipeline:
-        facts = _driver.drive(check_options, lambda _step: None)
-        return facts, pipeline.spans()
+    built = pipeline.build(otlp=False, service_name=pipeline.SERVICE_NAME)
+    with pipeline.instrumented(built) as instrumented:
+        facts = driver.drive(check_options, lambda _step: None)
+        return facts, instrumented.spans()
 
 
 def _checked_tools(facts: Any, found: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...]:
@@ -105,7 +110,7 @@ def live_source(args: argparse.Namespace) -> Source:
         facts, spans = _run(check_options)
     except ImportError as exc:
         missing = (exc.name or "").split(".")[0]
-        if missing not in _OPTIONAL:
+        if missing not in MCP_CLIENT_MODULES:
             raise
         raise PinInputError(
             f"pinning a live server needs the MCP SDK (module {missing!r} is missing): "

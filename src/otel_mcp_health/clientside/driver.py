@@ -1,9 +1,11 @@
-"""What a check does to the server: handshake, discovery, watch, call (the real ``mcp`` client).
+"""What a run does to the server: handshake, discovery, watch, call (the real ``mcp`` client).
 
-The driver only *acts* and counts what it did (pages, signals, re-discoveries). Every verdict is
-judged by the span processor on the spans these actions produce; the report reads it from there.
-The application-side view (exceptions, results) is never printed: a server's error message or a
-tool's result may echo arguments or credentials.
+``check`` runs all of it (:func:`drive`); ``pin`` runs the discovery; ``probe`` runs the
+discovery and the call with its own transports (:func:`discover`, :func:`call`,
+:func:`run_bounded`). The driver only *acts* and counts what it did (pages, signals,
+re-discoveries). Every verdict is judged by the span processor on the spans these actions
+produce; the report reads it from there. The application-side view (exceptions, results) is never
+printed: a server's error message or a tool's result may echo arguments or credentials.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +26,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from otel_mcp_health import flush_receipts, record_installed_tools
-from otel_mcp_health.check._options import ERA_MODES, CheckOptions
+from otel_mcp_health.clientside.command_line import ERA_MODES, CheckOptions
 
 #: Upper bound of the wait for an outcome verifier's receipt after the call returned.
 RECEIPT_WAIT_S = 10.0
@@ -75,19 +77,24 @@ class _Signals:
         self.event = anyio.Event()
 
 
+def streamable_http(url: str, headers: dict[str, str], stack: AsyncExitStack) -> Any:
+    """The streamable HTTP transport to ``url``, its HTTP client closed with ``stack``."""
+    # The SDK's default timeouts (30 s; 300 s to read a stream); the run's bound caps them anyway.
+    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+    stack.push_async_callback(http.aclose)
+    return streamable_http_client(url, http_client=http)
+
+
 def _transport(options: CheckOptions, stack: AsyncExitStack) -> Any:
     if options.url is not None:
-        # The SDK's default timeouts (30 s; 300 s to read a stream); --timeout bounds them anyway.
-        http = httpx2.AsyncClient(headers=options.headers, timeout=httpx2.Timeout(30.0, read=300.0))
-        stack.push_async_callback(http.aclose)
-        return streamable_http_client(options.url, http_client=http)
+        return streamable_http(options.url, options.headers, stack)
     command, *args = options.command
     # The server runs as it would from the operator's shell: same environment and directory.
     params = StdioServerParameters(command=command, args=args, env=dict(os.environ))
     return stdio_client(params, errlog=sys.stderr)
 
 
-async def _discover(client: Client, options: CheckOptions, facts: Facts) -> None:
+async def discover(client: Client, options: CheckOptions, facts: Facts) -> None:
     """Follow ``nextCursor`` to the end, stopping at a repeated cursor or at the page cap."""
     tools: list[types.Tool] = []
     requested: set[str | None] = set()
@@ -138,7 +145,7 @@ async def _watch(
                 break
             signals.rearm()
             progress("list_changed arrived: discovering again")
-            await _discover(client, options, facts)
+            await discover(client, options, facts)
             facts.rediscovered += 1
         tg.cancel_scope.cancel()
 
@@ -152,7 +159,8 @@ async def _listen(client: Client) -> None:
         return
 
 
-async def _call(client: Client, options: CheckOptions, deadline: float, facts: Facts) -> None:
+async def call(client: Client, options: CheckOptions, deadline: float, facts: Facts) -> None:
+    """Call ``--call`` with what is left of ``deadline``, then wait (bounded) for its receipt."""
     if options.call is None:  # only run when --call names a tool
         return
     facts.called = True
@@ -187,7 +195,7 @@ async def _steps(
         await stack.enter_async_context(client)
         facts.connected = True
         progress("discovering tools")
-        await _discover(client, options, facts)
+        await discover(client, options, facts)
         if options.watch_s > 0:
             await _watch(client, signals, options, facts, progress)
         elif signals.count:
@@ -195,34 +203,43 @@ async def _steps(
         if options.call is not None:
             progress(f"calling {options.call}")
             # A signal that arrives from here on is judged on the call: it is not re-listed.
-            await _call(client, options, deadline, facts)
+            await call(client, options, deadline, facts)
 
 
-def _leaf(exc: BaseException) -> BaseException:
+def leaf(exc: BaseException) -> BaseException:
+    """The one exception inside nested single-member exception groups (a task group's)."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
     return exc
 
 
-def drive(options: CheckOptions, progress: Progress) -> Facts:
-    """Run the check against the server; never raises for what the server does."""
-    facts = Facts()
+def run_bounded(timeout_s: float, steps: Callable[[], Awaitable[None]], facts: Facts) -> None:
+    """Run ``steps`` in this thread's own event loop within ``timeout_s``; a timeout, an error's
+    class name and the time taken go to ``facts``. Never raises for what the server does."""
     started = time.monotonic()
-    if options.outcomes is not None:  # it replaces OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES's
-        options.outcomes.install()
     try:
 
         async def bounded() -> None:
-            with anyio.fail_after(options.timeout_s):
-                await _session(options, facts, progress)
+            with anyio.fail_after(timeout_s):
+                await steps()
 
         anyio.run(bounded)
     except TimeoutError:
         facts.timed_out = True
     except Exception as exc:  # noqa: BLE001 - the spans say what failed; the message may carry secrets
-        facts.error = type(_leaf(exc)).__name__
+        facts.error = type(leaf(exc)).__name__
+    finally:
+        facts.elapsed_s = time.monotonic() - started
+
+
+def drive(options: CheckOptions, progress: Progress) -> Facts:
+    """Run the check against the server; never raises for what the server does."""
+    facts = Facts()
+    if options.outcomes is not None:  # it replaces OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES's
+        options.outcomes.install()
+    try:
+        run_bounded(options.timeout_s, lambda: _session(options, facts, progress), facts)
     finally:
         if options.outcomes is not None:
             options.outcomes.uninstall()
-        facts.elapsed_s = time.monotonic() - started
     return facts

@@ -19,25 +19,20 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-import anyio
-import httpx2
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health._files import FileRefusedError, read_regular_file
-from otel_mcp_health.check import _driver, _report
-from otel_mcp_health.check._options import ERA_MODES, CheckOptions
-from otel_mcp_health.core.vocabulary import GREEN, LAYERS, FirstFailedLayer, NextAction, Verdict
+from otel_mcp_health.clientside import driver, span_report
+from otel_mcp_health.clientside.command_line import ERA_MODES, CheckOptions
+from otel_mcp_health.core.vocabulary import GREEN, NextAction, Verdict
 from otel_mcp_health.probe._config import Module, ProbeTarget, Secret
 
 #: Reason of a probe that sent nothing because a credential reference could not be read.
 CREDENTIAL_UNAVAILABLE = "credential_unavailable"
-#: Time kept back from a probe's bound for closing the session cleanly.
-CLOSE_RESERVE_S = 0.5
 
 
 class CredentialUnavailable(Exception):  # noqa: N818 - a reason, not an error of ours
@@ -48,7 +43,7 @@ class CredentialUnavailable(Exception):  # noqa: N818 - a reason, not an error o
 class Run:
     """What one probe did, beside its spans: the check's facts, phases and messages sent."""
 
-    facts: _driver.Facts = field(default_factory=_driver.Facts)
+    facts: driver.Facts = field(default_factory=driver.Facts)
     phases: dict[str, float] = field(default_factory=dict)
     requests: Counter[str] = field(default_factory=Counter)
     #: The era the server answered in (``initialize`` or ``server/discover``), if it answered.
@@ -130,9 +125,7 @@ def _transport(target: ProbeTarget, stack: AsyncExitStack) -> Any:
     url = str(target.url)
     if target.transport == "sse":
         return sse_client(url, headers=headers)
-    http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
-    stack.push_async_callback(http.aclose)
-    return streamable_http_client(url, http_client=http)
+    return driver.streamable_http(url, headers, stack)
 
 
 def _timed(run: Run, phase: str) -> Callable[[], None]:
@@ -164,13 +157,13 @@ async def _steps(target: ProbeTarget, options: CheckOptions, mode: str, run: Run
         run.era = "server/discover" if client.protocol_version >= "2026" else "initialize"
         done = _timed(run, "discovery")
         try:
-            await _driver._discover(client, options, run.facts)  # noqa: SLF001 - one engine: the check's own driver
+            await driver.discover(client, options, run.facts)
         finally:
             done()
         if options.call is not None:
             done = _timed(run, "call")
             try:
-                await _driver._call(client, options, deadline, run.facts)  # noqa: SLF001 - one engine: the check's own driver
+                await driver.call(client, options, deadline, run.facts)
             finally:
                 done()
 
@@ -199,20 +192,7 @@ def drive(
     """
     run = run if run is not None else Run()
     mode = era_mode or ERA_MODES[options.era]
-    started = time.monotonic()
-    try:
-
-        async def bounded() -> None:
-            with anyio.fail_after(options.timeout_s):
-                await _steps(target, options, mode, run)
-
-        anyio.run(bounded)
-    except TimeoutError:
-        run.facts.timed_out = True
-    except Exception as exc:  # noqa: BLE001 - the spans say what failed; the message may carry secrets
-        run.facts.error = type(_driver._leaf(exc)).__name__  # noqa: SLF001 - one engine: the check's own driver
-    finally:
-        run.facts.elapsed_s = time.monotonic() - started
+    driver.run_bounded(options.timeout_s, lambda: _steps(target, options, mode, run), run.facts)
     return run
 
 
@@ -225,25 +205,14 @@ def _connect_verdict(spans: Sequence[ReadableSpan]) -> dict[str, Any] | None:
     ]
     if not judged:
         return None
-    attrs = judged[-1]
-    return {
-        "verdict": attrs[A.VERDICT],
-        "reason": attrs.get(A.REASON),
-        "nextAction": attrs.get(A.NEXT_ACTION, NextAction.NONE.value),
-        "firstFailedLayer": attrs.get(A.CALL_FIRST_FAILED_LAYER, FirstFailedLayer.NONE.value),
-        "layers": {
-            layer.value: attrs[key]
-            for layer in LAYERS
-            if (key := A.layer_attribute(layer.value)) in attrs
-        },
-    }
+    return span_report.failure(judged[-1], NextAction.NONE.value)
 
 
 def report(spans: Sequence[ReadableSpan], run: Run, options: CheckOptions) -> dict[str, Any]:
     """The check's report of this probe's spans, with the session's own verdict beside the
     top-level one, whether it is a success, and the catalog's approval (a missing credential:
     ``unverified``, nothing sent)."""
-    built = _report.build(spans, run.facts, options)
+    built = span_report.build(spans, run.facts, options)
     if run.credential_missing:
         built.update(
             verdict=Verdict.UNVERIFIED.value,
@@ -262,7 +231,7 @@ def report(spans: Sequence[ReadableSpan], run: Run, options: CheckOptions) -> di
                 reason=connect["reason"],
                 nextAction=connect["nextAction"],
             )
-    verdict, reason, _action = _report._session_verdict(spans, session, run.facts)  # noqa: SLF001 - the check's own reading
+    verdict, reason, _action = span_report.session_verdict(spans, session, run.facts)
     if run.credential_missing:
         verdict, reason = Verdict.UNVERIFIED.value, CREDENTIAL_UNAVAILABLE
     built["sessionVerdict"] = (verdict, reason)
