@@ -1,4 +1,4 @@
-"""Each hook's shape check on the installed framework's real hook points (``frameworks._shape``).
+"""Each hook's shape check on the installed framework's real hook points (``_hook_shape``).
 
 Collected where a hooked framework is installed (its cell of ``noxfile.py``, pinned or newest;
 ``mcp_latest_1x`` for langchain-mcp-adapters): first, every hook point of the installed release

@@ -1,4 +1,4 @@
-"""Framework hooks judge a release by its hook points' shape (``frameworks._shape``), when wrapping.
+"""Framework hooks judge a release by its hook points' shape (``_hook_shape``), when wrapping.
 
 Each test writes a small installed distribution (a package plus its ``.dist-info``) whose hook
 point has a given shape, registers a :class:`Framework` whose hooks are built as the real ones

@@ -30,7 +30,7 @@ import wrapt
 from packaging.specifiers import SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from otel_mcp_health.frameworks._shape import mismatch
+from otel_mcp_health._hook_shape import mismatch
 
 _logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from typing import Final
 from opentelemetry.instrumentation.utils import unwrap
 from wrapt import wrap_function_wrapper
 
-from otel_mcp_health.frameworks._shape import mismatch
+from otel_mcp_health._hook_shape import mismatch
 from otel_mcp_health.instrumentation import (
     _dispatch_wrappers,
     _http_wrappers,
@@ -41,7 +41,7 @@ class Hook:
     """One wrapt patch: ``module``'s attribute path ``name`` wrapped by ``wrapper``.
 
     A private hook point is checked for the shape its wrapper relies on before anything is
-    wrapped (:mod:`otel_mcp_health.frameworks._shape`): a coroutine function exactly when the
+    wrapped (:mod:`otel_mcp_health._hook_shape`): a coroutine function exactly when the
     wrapper is one (unless ``any_kind``), and ``reads``, the leading parameters the wrapper reads
     (after ``self``), still there in that order.
     """

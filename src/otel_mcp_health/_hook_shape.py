@@ -1,4 +1,4 @@
-"""Whether a framework's hook point still has the shape its hook relies on (private).
+"""Whether a hook point (a framework's or an mcp-private one) still has the shape its hook reads.
 
 A hook is written against a shape, not a version: the hook point is present, it is a coroutine
 function exactly when the hook's wrapper is one (an ``async`` wrapper awaits what it wraps; a
