@@ -32,7 +32,6 @@ from otel_mcp_health.core.pins import (
     PINS_FORMAT,
     PinFile,
     PinsError,
-    ServerLabel,
     ServerPins,
     ToolPin,
     member_digests,
@@ -41,6 +40,7 @@ from otel_mcp_health.core.pins import (
     render_pins,
     tool_digest,
 )
+from otel_mcp_health.core.server import ServerLabel
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 MEMBER_VECTORS = sorted((VECTORS / "members").glob("*.json"))
