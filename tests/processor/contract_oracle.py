@@ -117,7 +117,7 @@ class Seen:
         return tools.get("listChanged") is True if isinstance(tools, dict) else None
 
     @functools.cached_property
-    def server_key(self) -> CatalogKey | None:
+    def catalog_key(self) -> CatalogKey | None:
         return _codec.decode_catalog_key(self.attrs)
 
     @functools.cached_property
@@ -281,7 +281,7 @@ class ContractOracle:
         server = None
         for seen in self._open(key, upto):
             if seen.kind in {"handshake", "install"} and not seen.failed:
-                server = seen.server_key or server
+                server = seen.catalog_key or server
         return server
 
     def _listening(self, key: str, server: CatalogKey, at: int) -> bool:

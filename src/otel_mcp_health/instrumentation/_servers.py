@@ -111,17 +111,12 @@ class ServerDiscoveries:
 SERVERS: Final = ServerDiscoveries()
 
 
-def server_key(state: SessionState) -> CatalogKey | None:
-    """The catalog key of the session's server, as its spans name it (``None``: not known yet)."""
-    return state.server_identity().catalog
-
-
 def discovered(state: SessionState) -> Discovered | None:
     """What the session's calls and installs are checked against: its own last complete
     discovery, else its server's (docs/model.md#scope)."""
     if state.discovered is not None:
         return state.discovered
-    server = server_key(state)
+    server = state.server_identity().catalog
     return SERVERS.get(server) if server is not None else None
 
 
@@ -138,7 +133,7 @@ def completed(
     known = {tool["name"]: known_tool(tool) for tool in tools if isinstance(tool.get("name"), str)}
     kept = digests if digest is not None else None
     found = state.discovered = Discovered(known, kept, digest, approval)
-    server = server_key(state)
+    server = state.server_identity().catalog
     if server is not None:
         SERVERS.remember(server, found)
 
@@ -148,7 +143,7 @@ def retaint(state: SessionState, found: Discovered, approval: Approval) -> None:
     tainted = Discovered(found.tools, found.digests, found.digest, approval)
     if state.discovered is found:
         state.discovered = tainted
-    server = server_key(state)
+    server = state.server_identity().catalog
     if server is not None and SERVERS.get(server) is found:
         SERVERS.remember(server, tainted)
 
