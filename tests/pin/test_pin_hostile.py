@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from otel_mcp_health.core.pins import PinFile, ServerLabel, ServerPins
+from otel_mcp_health.core.pins import PinFile, ServerPins
+from otel_mcp_health.core.server import ServerLabel
 from otel_mcp_health.pin import _command
 from otel_mcp_health.pin._command import PinEntry, create, read_pins
 from otel_mcp_health.pin._sources import tools_file

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from otel_mcp_health.core.pins import ServerLabel, parse_pins
+from otel_mcp_health.core.pins import parse_pins
+from otel_mcp_health.core.server import ServerLabel
 from tests.pin.pin_server import HOSTILE_NAMES, SERVER_NAME
 from tests.pin.pin_support import live, no_canary, pin, tools_file
 

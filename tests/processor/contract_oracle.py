@@ -58,6 +58,7 @@ from otel_mcp_health.core.evidence import (
 )
 from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.rules import Decision
+from otel_mcp_health.core.server import CatalogKey
 from otel_mcp_health.core.session import classify_session
 from otel_mcp_health.core.vocabulary import FirstFailedLayer, Layer, LayerStatus
 
@@ -119,8 +120,8 @@ class Seen:
         return tools.get("listChanged") is True if isinstance(tools, dict) else None
 
     @functools.cached_property
-    def server_key(self) -> str | None:
-        return _codec.decode_server_key(self.attrs)
+    def catalog_key(self) -> CatalogKey | None:
+        return _codec.decode_catalog_key(self.attrs)
 
     @functools.cached_property
     def page(self) -> Page:
@@ -295,21 +296,21 @@ class ContractOracle:
                 found = seen
         return found
 
-    def _server(self, key: str, upto: int) -> str | None:
+    def _server(self, key: str, upto: int) -> CatalogKey | None:
         """The server the session's latest handshake (or install) that names one names."""
         found: str | None = self._cached(
             ("server", key, upto), lambda: self._find_server(key, upto)
         )
         return found
 
-    def _find_server(self, key: str, upto: int) -> str | None:
+    def _find_server(self, key: str, upto: int) -> CatalogKey | None:
         server = None
         for seen in self._open(key, upto):
             if seen.kind in {"handshake", "install"} and not seen.failed:
-                server = seen.server_key or server
+                server = seen.catalog_key or server
         return server
 
-    def _listening(self, key: str, server: str, at: int) -> bool:
+    def _listening(self, key: str, server: CatalogKey, at: int) -> bool:
         """Whether the session could hear ``server``'s changes at history index ``at``: open,
         of that server, with a handshake that advertised ``tools.listChanged`` and a notification
         channel alive (its own stream, or more GET / listen streams attached than ended)."""
@@ -320,7 +321,7 @@ class ContractOracle:
         )
         return found
 
-    def _find_listening(self, key: str, server: str, at: int) -> bool:
+    def _find_listening(self, key: str, server: CatalogKey, at: int) -> bool:
         if self._ended(key, at + 1) or self._server(key, at) != server:
             return False
         handshake = self._handshake(key, at)
@@ -335,7 +336,7 @@ class ContractOracle:
                 attached = max(0, attached + (1 if opened else -1))
         return attached > 0
 
-    def _heard_throughout(self, server: str, since: int, upto: int) -> bool:
+    def _heard_throughout(self, server: CatalogKey, since: int, upto: int) -> bool:
         """Some session of ``server`` could hear a change at every moment from ``since`` to
         ``upto`` (each span is a moment: the set of sessions changes only on spans)."""
         keys = {s.key for s in self._history[: upto + 1]}
@@ -358,7 +359,7 @@ class ContractOracle:
                 traversals[-1].append(seen)
         return [Traversal(key, tuple(pages)) for pages in traversals]
 
-    def _of_server(self, server: str, upto: int, kinds: set[str]) -> list[Seen]:
+    def _of_server(self, server: CatalogKey, upto: int, kinds: set[str]) -> list[Seen]:
         """Spans of the kinds given that sessions sent while of ``server``."""
         return [
             s
@@ -368,12 +369,12 @@ class ContractOracle:
             and self._server_at(s) == server
         ]
 
-    def _server_at(self, seen: Seen) -> str | None:
+    def _server_at(self, seen: Seen) -> CatalogKey | None:
         """The server a span belongs to: its session's at that moment (after the session's end,
         the one it had when it ended)."""
         return self._server(seen.key, seen.index)
 
-    def _server_traversals(self, server: str, upto: int) -> list[Traversal]:
+    def _server_traversals(self, server: CatalogKey, upto: int) -> list[Traversal]:
         """Every traversal (its pages up to ``upto``) a session made while of ``server``: the
         server its session named at the traversal's latest page."""
         keys = {s.key for s in self._history[: upto + 1]}
@@ -445,7 +446,7 @@ class ContractOracle:
         )
         return evidence, inherited
 
-    def _inheritance(self, server: str | None, upto: int) -> Inheritance | None:
+    def _inheritance(self, server: CatalogKey | None, upto: int) -> Inheritance | None:
         """What a session of ``server`` that listed nothing itself is judged against."""
         if server is None:
             return None

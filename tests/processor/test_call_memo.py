@@ -13,8 +13,10 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
-from otel_mcp_health.processor import _memo, _spans
+from otel_mcp_health.core.server import IncidentScope, ScopeKind, ServerIdentity, ServerLabel
+from otel_mcp_health.processor import _memo
 
 #: Every attribute name the project defines (module-level string constants with a dot).
 _NAMES = sorted(
@@ -172,7 +174,7 @@ def test_the_judgements_are_bounded() -> None:
 
 
 _NOT_SERVER_KEYS = [name for name in _NAMES if name not in _memo.SERVER_KEYS]
-_KNOWN = _spans.ServerId("label\x00f", ((A.SERVER_NAME, "f"),))
+_KNOWN = ServerIdentity(label=ServerLabel(name="f"))
 _SERVER_VALUES = st.one_of(
     _VALUES, st.sampled_from(["127.0.0.1", "443", "x" * 300, "mcp.example.test", 443, 0, True])
 )
@@ -182,31 +184,29 @@ _SERVER_VALUES = st.one_of(
 @given(
     st.fixed_dictionaries({}, optional=dict.fromkeys(_memo.SERVER_KEYS, _SERVER_VALUES)),
     st.lists(st.dictionaries(st.sampled_from(_NOT_SERVER_KEYS), _VALUES, max_size=6), max_size=3),
-    st.sampled_from([None, _KNOWN, _spans.ServerId("target\x00k", ())]),
+    st.sampled_from([ServerIdentity(), _KNOWN, ServerIdentity(target_key="k")]),
 )
 def test_the_server_memo_equals_the_identity_it_memoizes(
-    listed: dict[str, Any], others: list[dict[str, Any]], fallback: _spans.ServerId | None
+    listed: dict[str, Any], others: list[dict[str, Any]], fallback: ServerIdentity
 ) -> None:
     """Spans that agree on :data:`SERVER_KEYS` (values and types) share an identity, whatever
     else they carry; the memoized answer is always the fresh one."""
     memo = _memo.CallMemo()
     for other in [{}, *others]:
         attrs = {**other, **listed}
-        assert memo.server(attrs, fallback) == _spans.server_identity(attrs, fallback)
+        assert memo.server(attrs, fallback) == _codec.decode_server(attrs, fallback)
     for other in others:  # the other attributes do not change a fresh identity either
-        fresh = _spans.server_identity({**other, **listed}, fallback)
-        assert fresh == _spans.server_identity(listed, fallback)
+        fresh = _codec.decode_server({**other, **listed}, fallback)
+        assert fresh == _codec.decode_server(listed, fallback)
 
 
 def test_server_identities_of_equal_values_of_different_types_differ() -> None:
     memo = _memo.CallMemo()
-    labelled = memo.server({A.SERVER_ADDRESS: "h", A.SERVER_PORT: 1}, None)
-    assert labelled == _spans.ServerId(
-        "label\x00h:1", ((A.SERVER_ADDRESS, "h"), (A.SERVER_PORT, 1))
-    )
-    port_flag = memo.server({A.SERVER_ADDRESS: "h", A.SERVER_PORT: True}, None)
-    assert port_flag is not None
-    assert port_flag.key == "label\x00h"
+    labelled = memo.server({A.SERVER_ADDRESS: "h", A.SERVER_PORT: 1}, ServerIdentity())
+    assert labelled == ServerIdentity(label=ServerLabel(address="h", port=1))
+    assert labelled.scope == IncidentScope(ScopeKind.LABEL, "h:1")
+    port_flag = memo.server({A.SERVER_ADDRESS: "h", A.SERVER_PORT: True}, ServerIdentity())
+    assert port_flag.scope == IncidentScope(ScopeKind.LABEL, "h")
     assert memo.server({}, _KNOWN) == _KNOWN
     assert memo.server({A.SERVER_PORT: [1]}, _KNOWN) == _KNOWN  # unhashable: not memoized
 
@@ -216,11 +216,11 @@ def test_the_target_key_tells_servers_of_one_label_apart() -> None:
     does not repeat the target key keeps the one its session learned."""
     memo = _memo.CallMemo()
     label = {A.SERVER_ADDRESS: "h", A.SERVER_PORT: 1, A.SERVER_NAME: "n"}
-    github = memo.server({**label, A.SERVER_TARGET_KEY: "a"}, None)
-    jira = memo.server({**label, A.SERVER_TARGET_KEY: "b"}, None)
-    assert github is not None
-    assert jira is not None
-    assert github.key != jira.key
-    assert github.labels == jira.labels
-    assert github.label_attributes() == label
+    github = memo.server({**label, A.SERVER_TARGET_KEY: "a"}, ServerIdentity())
+    jira = memo.server({**label, A.SERVER_TARGET_KEY: "b"}, ServerIdentity())
+    assert github.scope is not None
+    assert jira.scope is not None
+    assert github.scope != jira.scope
+    assert github.label == jira.label
+    assert _codec.label_attributes(github.label) == label
     assert memo.server({A.SERVER_ADDRESS: "h", A.SERVER_PORT: 1}, github) == github

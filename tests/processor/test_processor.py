@@ -841,14 +841,14 @@ def test_leaked_client_spans_of_other_libraries_never_crowd_out_our_calls(
 ) -> None:
     """Another library's CLIENT span is tracked while open (our instrumentation may enrich it);
     an application that never ends such spans fills at most part of the bounded map."""
-    from otel_mcp_health.processor import _live
+    from otel_mcp_health.processor import _inflight
 
     other = pipeline.provider.get_tracer("someone.else")
-    leaked = [other.start_span("GET", kind=SpanKind.CLIENT) for _ in range(_live.MAX_LIVE + 10)]
-    assert len(pipeline.processor._live) == _live.MAX_FOREIGN
+    leaked = [other.start_span("GET", kind=SpanKind.CLIENT) for _ in range(_inflight.MAX_LIVE + 10)]
+    assert len(pipeline.processor._inflight) == _inflight.MAX_FOREIGN
     ours = _live_call(pipeline, "ours", 1)
     assert _gauge(pipeline) == {"working": 1, "stalled": 0, "waiting_for_user": 0}
     ours.end()
     for span in leaked:
         span.end()
-    assert not pipeline.processor._live
+    assert not pipeline.processor._inflight

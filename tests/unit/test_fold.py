@@ -38,7 +38,7 @@ def test_facts_fold_into_records_that_the_codec_reads_back(
         assert _codec.decode_handshake({**encoded, **attrs}, None) == built.handshake
         identity = (built.seen.handshake.target_key, built.seen.handshake.server_name)
         if identity != (None, None) or built.seen.handshake.server_version is not None:
-            assert _codec.decode_server_key(encoded) is not None
+            assert _codec.decode_catalog_key(encoded) is not None
     if built.page is not None:
         page = _codec.encode_page_result(built.page)
         assert _codec.decode_page(page) == dataclasses.replace(built.page.page)

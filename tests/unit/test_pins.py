@@ -29,7 +29,6 @@ from otel_mcp_health.core.pins import (
     PINS_FORMAT,
     PinFile,
     PinsError,
-    ServerLabel,
     ServerPins,
     ToolPin,
     member_digests,
@@ -39,6 +38,7 @@ from otel_mcp_health.core.pins import (
     tool_digest,
 )
 from otel_mcp_health.core.reasons import DigestReason
+from otel_mcp_health.core.server import ServerLabel
 
 VECTORS = Path(__file__).resolve().parents[1] / "vectors"
 MEMBER_VECTORS = sorted((VECTORS / "members").glob("*.json"))

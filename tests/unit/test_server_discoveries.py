@@ -9,12 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from otel_mcp_health.core.server import CatalogKey
 from otel_mcp_health.instrumentation._servers import (
     Discovered,
     KnownTool,
     ServerDiscoveries,
     known_tool,
 )
+
+
+def _server(name: str) -> CatalogKey:
+    return CatalogKey(f"target-{name}", name, None)
 
 
 def _discovery(tools: int, name_length: int = 8) -> Discovered:
@@ -25,37 +30,37 @@ def _discovery(tools: int, name_length: int = 8) -> Discovered:
 def test_least_recently_used_servers_go_first_by_count() -> None:
     servers = ServerDiscoveries(max_servers=3)
     for key in ("a", "b", "c"):
-        servers.remember(key, _discovery(1))
-    assert servers.get("a") is not None  # used: "b" is now the oldest
-    servers.remember("d", _discovery(1))
-    assert (len(servers), servers.get("b")) == (3, None)
-    assert all(servers.get(key) is not None for key in ("a", "c", "d"))
+        servers.remember(_server(key), _discovery(1))
+    assert servers.get(_server("a")) is not None  # used: "b" is now the oldest
+    servers.remember(_server("d"), _discovery(1))
+    assert (len(servers), servers.get(_server("b"))) == (3, None)
+    assert all(servers.get(_server(key)) is not None for key in ("a", "c", "d"))
 
 
 def test_the_byte_budget_holds_whatever_the_catalogs_weigh() -> None:
     servers = ServerDiscoveries(max_bytes=1_000_000)
     for index in range(40):
-        servers.remember(f"server-{index}", _discovery(200, name_length=64))
+        servers.remember(_server(f"server-{index}"), _discovery(200, name_length=64))
     assert 0 < servers.held_bytes <= 1_000_000
     assert 0 < len(servers) < 40
-    assert servers.get("server-39") is not None  # the latest stays
+    assert servers.get(_server("server-39")) is not None  # the latest stays
 
 
 def test_a_discovery_larger_than_the_budget_is_not_kept() -> None:
     servers = ServerDiscoveries(max_bytes=10_000)
-    servers.remember("big", _discovery(500))
-    assert (len(servers), servers.held_bytes, servers.get("big")) == (0, 0, None)
+    servers.remember(_server("big"), _discovery(500))
+    assert (len(servers), servers.held_bytes, servers.get(_server("big"))) == (0, 0, None)
 
 
 def test_a_new_discovery_replaces_the_servers_last() -> None:
     servers = ServerDiscoveries()
-    servers.remember("s", _discovery(3))
-    servers.remember("s", _discovery(1))
-    found = servers.get("s")
+    servers.remember(_server("s"), _discovery(3))
+    servers.remember(_server("s"), _discovery(1))
+    found = servers.get(_server("s"))
     assert found is not None
     assert len(found.tools) == 1
     alone = ServerDiscoveries()
-    alone.remember("s", _discovery(1))
+    alone.remember(_server("s"), _discovery(1))
     assert servers.held_bytes == alone.held_bytes  # the replaced discovery's bytes were freed
 
 

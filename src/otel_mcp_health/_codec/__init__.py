@@ -15,9 +15,11 @@ layer is ``not_applicable``, exactly like ``"authorization": null`` in an eviden
 :mod:`.call` holds one exchange, one ``tools/call``, one request as it ended
 (:func:`encode_request`: what the instrumentation writes once, at a request's end) and the flags of
 a call still in flight;
-:mod:`.session` the connection, the handshake and its server (:func:`encode_handshake_result`),
-catalog pages (origin, place in the chain; :func:`encode_page_result`, a page as its span ends)
-and progress; :mod:`.approval` a discovery's and a call's approval against the approved catalog.
+:mod:`.session` the connection, the handshake (:func:`encode_handshake_result`), catalog pages
+(origin, place in the chain; :func:`encode_page_result`, a page as its span ends) and progress;
+:mod:`.server` what spans name of a server's identity
+(:class:`~otel_mcp_health.core.server.ServerIdentity`); :mod:`.approval` a discovery's and a
+call's approval against the approved catalog.
 Every function here is used by the instrumentation or the processor.
 """
 
@@ -61,6 +63,14 @@ from otel_mcp_health._codec.call import (
     encode_waiting_for_user,
     has_network,
 )
+from otel_mcp_health._codec.server import (
+    UNKNOWN_SERVER,
+    decode_catalog_key,
+    decode_server,
+    encode_catalog_key,
+    label_attributes,
+    scope_material,
+)
 from otel_mcp_health._codec.session import (
     REQUEST_TOKEN,
     Connection,
@@ -74,7 +84,6 @@ from otel_mcp_health._codec.session import (
     decode_page,
     decode_page_index,
     decode_progress,
-    decode_server_key,
     decode_superseded,
     encode_channel,
     encode_clocks,
@@ -90,7 +99,6 @@ from otel_mcp_health._codec.session import (
     encode_page_result,
     encode_progress_event,
     encode_progress_notification,
-    encode_server_identity,
     encode_superseded,
     encode_tools_capability,
     encode_versions,
@@ -98,12 +106,14 @@ from otel_mcp_health._codec.session import (
 
 __all__ = [
     "REQUEST_TOKEN",
+    "UNKNOWN_SERVER",
     "Attributes",
     "Connection",
     "decode_authorization",
     "decode_call",
     "decode_call_approval",
     "decode_cancelled",
+    "decode_catalog_key",
     "decode_channel",
     "decode_channel_open",
     "decode_connection",
@@ -119,7 +129,7 @@ __all__ = [
     "decode_pending",
     "decode_progress",
     "decode_protocol",
-    "decode_server_key",
+    "decode_server",
     "decode_superseded",
     "decode_tool_call_check",
     "decode_transport",
@@ -129,6 +139,7 @@ __all__ = [
     "encode_call_approval",
     "encode_cancelled",
     "encode_catalog_approval",
+    "encode_catalog_key",
     "encode_channel",
     "encode_clocks",
     "encode_connection",
@@ -157,7 +168,6 @@ __all__ = [
     "encode_request",
     "encode_request_id",
     "encode_rpc_code",
-    "encode_server_identity",
     "encode_superseded",
     "encode_tool_call_check",
     "encode_tools_capability",
@@ -165,5 +175,7 @@ __all__ = [
     "encode_versions",
     "encode_waiting_for_user",
     "has_network",
+    "label_attributes",
     "present",
+    "scope_material",
 ]

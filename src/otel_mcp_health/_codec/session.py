@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from otel_mcp_health import attributes as A
+from otel_mcp_health._codec import server  # a module: it reads connections through this one
 from otel_mcp_health._codec._read import (
     Attributes,
     present,
@@ -33,6 +34,7 @@ from otel_mcp_health.core.evidence import (
     ProgressEvidence,
 )
 from otel_mcp_health.core.facts import HandshakeResult, PageResult
+from otel_mcp_health.core.server import CatalogKey
 from otel_mcp_health.core.vocabulary import Era
 
 if TYPE_CHECKING:  # the instrumentation writes through this module without the SDK
@@ -138,24 +140,13 @@ def encode_era(era: Era) -> dict[str, Any]:
     return {A.SESSION_ERA: era.value}
 
 
-_SERVER_IDENTITY = (A.SERVER_TARGET_KEY, A.SERVER_NAME, A.SERVER_VERSION)
-
-
-def encode_server_identity(
-    target_key: str | None, name: str | None, version: str | None
-) -> dict[str, Any]:
-    """What names a session's server (transport target key, handshake name and version)."""
-    return present(dict(zip(_SERVER_IDENTITY, (target_key, name, version), strict=True)))
-
-
 def encode_handshake_result(
     result: HandshakeResult, handshake: HandshakeEvidence
 ) -> dict[str, Any]:
     """A handshake span's evidence: the handshake record and the server it named."""
     attrs = encode_handshake(handshake)
-    attrs.update(
-        encode_server_identity(result.target_key, result.server_name, result.server_version)
-    )
+    key = CatalogKey(result.target_key, result.server_name, result.server_version)
+    attrs.update(server.encode_catalog_key(key))
     if result.channel is not None:
         attrs[A.SESSION_NOTIFICATION_CHANNEL] = result.channel
     return attrs
@@ -179,15 +170,6 @@ def decode_channel(attrs: Attributes) -> str:
 def decode_channel_open(attrs: Attributes) -> bool | None:
     """On an ``mcp_health.channel`` span: the channel attached (``True``) or ended (``False``)."""
     return read_bool(attrs, A.CHANNEL_OPEN)
-
-
-def decode_server_key(attrs: Attributes) -> str | None:
-    """The identity of a handshake span's server (transport target key, name, version), or
-    ``None`` when the span names none of them (docs/model.md#scope)."""
-    parts = [read_str(attrs, name) for name in _SERVER_IDENTITY]
-    if parts == [None, None, None]:
-        return None
-    return "\x00".join(part or "" for part in parts)
 
 
 def encode_superseded() -> dict[str, Any]:

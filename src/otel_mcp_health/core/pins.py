@@ -27,6 +27,7 @@ from otel_mcp_health.core.pin_codec import (
     render_document,
 )
 from otel_mcp_health.core.reasons import DigestReason, PinsReason
+from otel_mcp_health.core.server import ServerLabel
 from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION
 
 #: The ``format`` line of every pin file this version reads and writes.
@@ -85,15 +86,6 @@ class ToolPin:
     name: str
     digest: str | None
     members: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ServerLabel:
-    """A server's exported label (docs/model.md#server-identity); ``None`` = not known."""
-
-    name: str | None
-    address: str | None
-    port: int | None
 
 
 def _glob(pattern: str | None, value: str | None) -> bool:

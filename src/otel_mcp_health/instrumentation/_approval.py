@@ -25,8 +25,9 @@ from typing import Any
 
 from otel_mcp_health._files import read_pin_text
 from otel_mcp_health.core.approval import UNREADABLE_PINS, Approval, ToolChange, judge_approval
-from otel_mcp_health.core.pins import PinFile, PinsError, ServerLabel, parse_pins
+from otel_mcp_health.core.pins import PinFile, PinsError, parse_pins
 from otel_mcp_health.core.reasons import ApprovalReason
+from otel_mcp_health.core.server import ServerLabel
 from otel_mcp_health.core.vocabulary import ApprovalVerdict, ChangeKind
 from otel_mcp_health.instrumentation import _servers
 from otel_mcp_health.instrumentation._state import SessionState
@@ -84,7 +85,7 @@ def _warn_locally(message: str) -> None:
 
 def label(state: SessionState) -> ServerLabel:
     """The session's server as its pins are matched: its exported label."""
-    return ServerLabel(name=state.server_name, address=state.server_address, port=state.server_port)
+    return state.server_identity().label
 
 
 def judge(pins: Pins, state: SessionState, tools: Sequence[Mapping[str, Any]]) -> Approval:

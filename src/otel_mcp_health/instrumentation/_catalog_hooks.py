@@ -12,7 +12,7 @@ from typing import Any
 from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import encode_digest, encode_install_check
+from otel_mcp_health._codec import encode_catalog_key, encode_digest, encode_install_check
 from otel_mcp_health.core.digest import DigestError, digest_tools, digests
 from otel_mcp_health.core.evidence import Page
 from otel_mcp_health.core.facts import CatalogEnd, PageResult
@@ -141,7 +141,7 @@ def installed_tools(telemetry: Telemetry, target: Any, tools: Any) -> None:
     projected, error = _wire_tools(tools)
     attrs: dict[str, Any] = {
         A.SESSION_KEY: state.key,
-        **state.server_identity(),
+        **encode_catalog_key(state.server_identity().catalog),
         A.CATALOG_CLIENT_SOURCE: ClientSource.REGISTERED.value,
         A.CATALOG_CLIENT_TOOL_COUNT: len(projected),
         A.CATALOG_DIGEST_PROJECTION: DIGEST_PROJECTION,

@@ -7,8 +7,8 @@ A session that made no complete discovery of its own therefore gets its server's
 call-time contract check (unknown tool, missing required argument names), the tool's
 ``readOnlyHint`` (outcome policies, silence) and the comparison of an install, exactly as if it
 had listed the tools itself. The processor makes the same choice from spans
-(``processor._servers``); both name a server by the one identity its spans carry
-(``_codec.decode_server_key``).
+(``processor._servers``); both name a server by the catalog key of its identity
+(:class:`~otel_mcp_health.core.server.CatalogKey`: target key, server name and version).
 
 In memory only and bounded: at most :data:`MAX_SERVERS` servers and :data:`MAX_BYTES` of their
 discoveries (tool names, required argument names, digests, the approval's tool names; least
@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from otel_mcp_health import _codec
 from otel_mcp_health.core.approval import Approval
 from otel_mcp_health.core.catalog import required_properties
+from otel_mcp_health.core.server import CatalogKey
 from otel_mcp_health.instrumentation._state import SessionState
 
 #: Servers remembered at once.
@@ -61,10 +61,10 @@ class Discovered:
 
 
 class ServerDiscoveries:
-    """Last complete discoveries by server identity: LRU-bounded by count and by bytes."""
+    """Last complete discoveries by catalog key: LRU-bounded by count and by bytes."""
 
     def __init__(self, max_servers: int = MAX_SERVERS, max_bytes: int = MAX_BYTES) -> None:
-        self._entries: OrderedDict[str, tuple[Discovered, int]] = OrderedDict()
+        self._entries: OrderedDict[CatalogKey, tuple[Discovered, int]] = OrderedDict()
         self._max_servers = max_servers
         self._max_bytes = max_bytes
         self._bytes = 0
@@ -78,7 +78,7 @@ class ServerDiscoveries:
         """The estimated bytes of the discoveries held."""
         return self._bytes
 
-    def remember(self, server: str, discovered: Discovered) -> None:
+    def remember(self, server: CatalogKey, discovered: Discovered) -> None:
         """``discovered`` is now the last complete discovery of ``server``."""
         size = _size(server, discovered)
         with self._lock:
@@ -92,7 +92,7 @@ class ServerDiscoveries:
             while len(self._entries) > self._max_servers or self._bytes > self._max_bytes:
                 self._bytes -= self._entries.popitem(last=False)[1][1]
 
-    def get(self, server: str) -> Discovered | None:
+    def get(self, server: CatalogKey) -> Discovered | None:
         """The last complete discovery of ``server``, marked as used."""
         with self._lock:
             found = self._entries.get(server)
@@ -111,17 +111,12 @@ class ServerDiscoveries:
 SERVERS: Final = ServerDiscoveries()
 
 
-def server_key(state: SessionState) -> str | None:
-    """The identity of the session's server, as its spans name it (``None``: not known yet)."""
-    return _codec.decode_server_key(state.server_identity())
-
-
 def discovered(state: SessionState) -> Discovered | None:
     """What the session's calls and installs are checked against: its own last complete
     discovery, else its server's (docs/model.md#scope)."""
     if state.discovered is not None:
         return state.discovered
-    server = server_key(state)
+    server = state.server_identity().catalog
     return SERVERS.get(server) if server is not None else None
 
 
@@ -138,7 +133,7 @@ def completed(
     known = {tool["name"]: known_tool(tool) for tool in tools if isinstance(tool.get("name"), str)}
     kept = digests if digest is not None else None
     found = state.discovered = Discovered(known, kept, digest, approval)
-    server = server_key(state)
+    server = state.server_identity().catalog
     if server is not None:
         SERVERS.remember(server, found)
 
@@ -148,7 +143,7 @@ def retaint(state: SessionState, found: Discovered, approval: Approval) -> None:
     tainted = Discovered(found.tools, found.digests, found.digest, approval)
     if state.discovered is found:
         state.discovered = tainted
-    server = server_key(state)
+    server = state.server_identity().catalog
     if server is not None and SERVERS.get(server) is found:
         SERVERS.remember(server, tainted)
 
@@ -163,9 +158,9 @@ def known_tool(tool: Mapping[str, Any]) -> KnownTool:
     )
 
 
-def _size(server: str, found: Discovered) -> int:
+def _size(server: CatalogKey, found: Discovered) -> int:
     """An estimate of the bytes an entry holds (strings at one byte a character)."""
-    size = _ENTRY_BYTES + len(server)
+    size = _ENTRY_BYTES + server.size()
     for name, tool in found.tools.items():
         size += _TOOL_BYTES + len(name) + sum(len(r) + 60 for r in tool.required)
     if found.digests is not None:

@@ -32,16 +32,12 @@ from opentelemetry.metrics import Histogram
 from opentelemetry.trace import Span, Tracer
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import (
-    Connection,
-    encode_connection,
-    encode_server_identity,
-    encode_superseded,
-)
+from otel_mcp_health._codec import Connection, encode_connection, encode_superseded
 from otel_mcp_health.core.bounds import LabelBudget
 from otel_mcp_health.core.facts import Fact
 from otel_mcp_health.core.fold import Records, records
 from otel_mcp_health.core.observations import Observed
+from otel_mcp_health.core.server import CatalogKey, ServerIdentity, ServerLabel
 from otel_mcp_health.core.traversal import CursorChain
 from otel_mcp_health.instrumentation import _targets
 from otel_mcp_health.instrumentation._keyed import KeyedHash
@@ -239,9 +235,15 @@ class SessionState:
                 self.pending_stream = None
         return self.target_key
 
-    def server_identity(self) -> dict[str, Any]:
-        """What names this session's server on an install span (docs/model.md#scope)."""
-        return encode_server_identity(self.server_target(), self.server_name, self.server_version)
+    def server_identity(self) -> ServerIdentity:
+        """This session's server as far as it is known (docs/model.md#scope): its catalog key is
+        ``None`` until a target key, name or version is."""
+        target, name, version = self.server_target(), self.server_name, self.server_version
+        named = target is not None or name is not None or version is not None
+        catalog = CatalogKey(target, name, version) if named else None
+        return ServerIdentity(
+            target, ServerLabel(name, self.server_address, self.server_port), catalog
+        )
 
     def release_probe(self, *, superseded: bool) -> None:
         """End the held probe's span at the time it ended; ``superseded``: the session's fallback

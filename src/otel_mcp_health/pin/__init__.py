@@ -22,7 +22,7 @@ from otel_mcp_health.pin._errors import PinInputError
 from otel_mcp_health.pin._sources import Source, tools_file
 
 if TYPE_CHECKING:  # the command's modules load when it runs, not when the parser is built
-    from otel_mcp_health.core.pins import ServerLabel
+    from otel_mcp_health.core.server import ServerLabel
     from otel_mcp_health.pin._command import PinEntry
 
 EXIT_USAGE: Final = 2
@@ -84,7 +84,7 @@ def _target(args: argparse.Namespace, source: Source) -> PinEntry:
 
 def _label(args: argparse.Namespace, source: Source) -> ServerLabel:
     """The server as the run time sees it: the source's own label, else the options'."""
-    from otel_mcp_health.core.pins import ServerLabel
+    from otel_mcp_health.core.server import ServerLabel
 
     name = source.name if args.name is None else args.name
     if name is None:

@@ -31,7 +31,6 @@ from otel_mcp_health.core.digest import DigestError
 from otel_mcp_health.core.pins import (
     PinFile,
     PinsError,
-    ServerLabel,
     ServerPins,
     ToolPin,
     member_digests,
@@ -39,6 +38,7 @@ from otel_mcp_health.core.pins import (
     pin_server,
     render_pins,
 )
+from otel_mcp_health.core.server import ServerLabel
 from otel_mcp_health.core.vocabulary import ApprovalVerdict
 from otel_mcp_health.pin._diff import change_lines, diff_pins, label, shown, summary
 from otel_mcp_health.pin._errors import PinInputError

@@ -27,8 +27,8 @@ from otel_mcp_health.core.evidence import (
     SessionEvidence,
 )
 from otel_mcp_health.core.progress import ProgressSummary, clocks, summarize
-from otel_mcp_health.core.retries import over_budget
 from otel_mcp_health.core.rules import Decision
+from otel_mcp_health.core.server import CatalogKey
 from otel_mcp_health.core.session import classify_session, judge_in_session
 from otel_mcp_health.core.vocabulary import (
     NS_PER_S,
@@ -38,21 +38,18 @@ from otel_mcp_health.core.vocabulary import (
     Era,
     FirstFailedLayer,
     LayerStatus,
-    Verdict,
 )
 from otel_mcp_health.processor import _sdkspan, _spans, _verdicts
 from otel_mcp_health.processor._incidents import Incidents, SilentCall, SilentCalls
 from otel_mcp_health.processor._memo import MAX_CELLS, CallMemo, Decoded, Judged, judgement
 from otel_mcp_health.processor._servers import ServerCatalogs
-from otel_mcp_health.processor._sessions import Session, SessionStore
+from otel_mcp_health.processor._sessions import Session
+from otel_mcp_health.processor._store import SessionStore
 from otel_mcp_health.processor.metrics import HealthMetrics
 
 _HANDSHAKES: Final = frozenset(era.value for era in Era)
 _SERVICE_NAME: Final = "service.name"
 _UNKNOWN: Final = "unknown"
-#: Verdicts that open no incident: nothing failed (``unverified`` lacks a receipt, it is not an
-#: outage; ``working`` is live).
-_NO_INCIDENT: Final = frozenset({Verdict.HEALTHY, Verdict.UNVERIFIED, Verdict.WORKING})
 _RULES: Final = {rule.name: rule for rule in VERDICT_RULES}
 #: The contract rows whose verdict goes on a handshake span (docs/model.md#precedence).
 _HANDSHAKE_FAILED: Final = _RULES["handshake_failed"]
@@ -117,18 +114,18 @@ class Engine:
         is never stored, so the ended session never comes back (docs/model.md#scope)."""
         if span.name == A.SESSION_END_SPAN_NAME:
             return {}
-        if late.server_key is not None:
-            self._join(late, late.server_key)
+        if late.server.catalog is not None:
+            self._join(late, late.server.catalog)
         late.server = self._memo.server(attrs, late.server)
         try:
             return self._route(span, attrs, late)
         finally:
             late.leave()
 
-    def _join(self, session: Session, server: str) -> None:
-        """The session belongs to server ``server`` (its catalog is shared from now on)."""
-        session.server_key = server
-        session.join(self._servers.touch(server))
+    def _join(self, session: Session, catalog: CatalogKey) -> None:
+        """The session belongs to the server of ``catalog`` (its catalog is shared from now on)."""
+        session.server = replace(session.server, catalog=catalog)
+        session.join(self._servers.touch(catalog))
 
     def _route(
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
@@ -136,8 +133,7 @@ class Engine:
         method = _spans.method(attrs)
         if method == TOOLS_CALL:
             verdicts = self._judge_call(span, attrs, session)
-            name = session.server.name if session.server is not None else None
-            return _verdicts.with_server_name(verdicts, attrs, name)
+            return _verdicts.with_server_name(verdicts, attrs, session.server.label.name)
         if method == TOOLS_LIST:
             return self._judge_page(span, attrs, session)
         if method in _HANDSHAKES or span.name == A.CONNECT_SPAN_NAME:
@@ -154,8 +150,8 @@ class Engine:
         if span.name == A.RECONCILE_SPAN_NAME:
             return self._judge_reconciliation(span, attrs, session)
         if span.name == A.INSTALL_SPAN_NAME:
-            if (server := _codec.decode_server_key(attrs)) is not None:
-                self._join(session, server)
+            if (catalog := _codec.decode_catalog_key(attrs)) is not None:
+                self._join(session, catalog)
             digest, error = _codec.decode_digest(attrs, of="client")
             session.set_install(digest, error, _codec.decode_install_check(attrs))
             return self._judge_catalog(span, session, A.INSTALL_SPAN_NAME)
@@ -222,8 +218,8 @@ class Engine:
         else:
             session.answered(evidence)
             session.channel = _codec.decode_channel(attrs)
-            if (server := _codec.decode_server_key(attrs)) is not None:
-                self._join(session, server)
+            if (catalog := _codec.decode_catalog_key(attrs)) is not None:
+                self._join(session, catalog)
             session.update_listening()  # what it advertises now, whatever server it names
             unhealthy = rule in _HANDSHAKE_RULES
             decision = Decision(result.verdict, result.reason, result.next_action)
@@ -294,11 +290,12 @@ class Engine:
 
     def _count_call(self, session: Session, decoded: Decoded, judged: Judged) -> None:
         """``mcp_health.calls`` and ``mcp_health.outcomes``, through cells kept per judgement."""
-        cells = judged.cells.get(session.server)
+        label = session.server.label
+        cells = judged.cells.get(label)
         if cells is None:
             if len(judged.cells) >= MAX_CELLS:
                 judged.cells.clear()
-            cells = judged.cells[session.server] = self._metrics.call_cells(
+            cells = judged.cells[label] = self._metrics.call_cells(
                 judged.result,
                 tool=decoded.call.tool or "",
                 receipt=decoded.receipt,
@@ -345,24 +342,11 @@ class Engine:
         result: CallResult,
         verdicts: dict[str, Any],
     ) -> None:
-        """Key a non-green verdict as an incident of the session's server (its full identity,
-        process-local: two gateway paths on one host and port are two servers); a healthy call
-        clears that server's incidents only."""
-        verdict, layer = result.verdict, result.first_failed_layer
-        server = session.server.key if session.server is not None else _UNKNOWN
-        if verdict is Verdict.HEALTHY:
-            self._incidents.clear_server(server)
-            return
-        if verdict in _NO_INCIDENT:
-            return
-        key = _verdicts.incident_key(self._service(span), server, layer.value, result.reason)
-        verdicts[A.INCIDENT_KEY] = key
-        attempt = self._incidents.open(key, server)
-        verdicts[A.INCIDENT_ATTEMPT] = attempt
-        if over_budget(verdict, layer, result.reason, attempt):
-            verdicts[A.RETRY_OVER_BUDGET] = True
-        if attempt == 1:
-            labels = {A.VERDICT: verdict.value, A.CALL_FIRST_FAILED_LAYER: layer.value}
+        """Key a non-green verdict as an incident of the session's server
+        (:meth:`Incidents.judge`) and count each incident once, when it opens."""
+        if self._incidents.judge(self._service(span), session.server.scope, result, verdicts):
+            layer = result.first_failed_layer
+            labels = {A.VERDICT: result.verdict.value, A.CALL_FIRST_FAILED_LAYER: layer.value}
             self._metrics.incidents.add(1, {**labels, **_server_labels(session)})
 
     def _service(self, span: ReadableSpan) -> str:
@@ -385,8 +369,7 @@ def _progress(
 
 def _server_labels(session: Session) -> dict[str, Any]:
     """The exported server label of the session's server (docs/model.md#scope)."""
-    server = session.server
-    return server.label_attributes() if server is not None else {A.SERVER_NAME: _UNKNOWN}
+    return _codec.label_attributes(session.server.label)
 
 
 def _remember_authorization(session: Session, judged: Judged) -> None:

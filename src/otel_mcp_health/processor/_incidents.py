@@ -9,14 +9,24 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any, Final
 
+from otel_mcp_health import _codec
+from otel_mcp_health import attributes as A
+from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.evidence import CallEvidence, HandshakeEvidence
-from otel_mcp_health.core.vocabulary import CatalogVerdict
+from otel_mcp_health.core.retries import over_budget
+from otel_mcp_health.core.server import IncidentScope
+from otel_mcp_health.core.vocabulary import CatalogVerdict, Verdict
+from otel_mcp_health.processor._verdicts import incident_key
 
 #: Silent calls (``effect_unknown``) kept by the processor, awaiting their reconciliation span.
 MAX_SILENT = 4096
 #: Open incident keys kept by the processor.
 MAX_INCIDENTS = 4096
+#: Verdicts that open no incident: nothing failed (``unverified`` lacks a receipt, it is not an
+#: outage; ``working`` is live).
+_NO_INCIDENT: Final = frozenset({Verdict.HEALTHY, Verdict.UNVERIFIED, Verdict.WORKING})
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +65,36 @@ class Incidents:
     call."""
 
     def __init__(self, capacity: int = MAX_INCIDENTS) -> None:
-        self._open: OrderedDict[str, tuple[str, int]] = OrderedDict()
+        self._open: OrderedDict[str, tuple[IncidentScope | None, int]] = OrderedDict()
         self._capacity = capacity
 
-    def open(self, key: str, server: str) -> int:
+    def judge(
+        self,
+        service: str,
+        server: IncidentScope | None,
+        result: CallResult,
+        verdicts: dict[str, Any],
+    ) -> bool:
+        """Key a non-green verdict as an incident of the server of scope ``server`` (its target
+        key when known, process-local: two gateway paths on one host and port are two servers),
+        writing its key, attempt and budget into ``verdicts``; a healthy call clears that
+        server's incidents only. Whether this failure opened a new incident."""
+        verdict, layer = result.verdict, result.first_failed_layer
+        if verdict is Verdict.HEALTHY:
+            self.clear_server(server)
+            return False
+        if verdict in _NO_INCIDENT:
+            return False
+        material = _codec.scope_material(server)
+        key = incident_key(service, material, layer.value, result.reason)
+        verdicts[A.INCIDENT_KEY] = key
+        attempt = self.open(key, server)
+        verdicts[A.INCIDENT_ATTEMPT] = attempt
+        if over_budget(verdict, layer, result.reason, attempt):
+            verdicts[A.RETRY_OVER_BUDGET] = True
+        return attempt == 1
+
+    def open(self, key: str, server: IncidentScope | None) -> int:
         """Record a failure of incident ``key``; return its attempt number (1 = newly opened)."""
         previous = self._open.pop(key, None)
         attempt = 1 if previous is None else previous[1] + 1
@@ -67,8 +103,9 @@ class Incidents:
             self._open.popitem(last=False)
         return attempt
 
-    def clear_server(self, server: str) -> None:
-        """A call to ``server`` passed every layer, outcome included: its incidents clear."""
+    def clear_server(self, server: IncidentScope | None) -> None:
+        """A call to the server of scope ``server`` (``None``: a server no span named) passed every
+        layer, outcome included: its incidents clear."""
         for key in [k for k, (s, _) in self._open.items() if s == server]:
             del self._open[key]
 

@@ -39,13 +39,13 @@ from otel_mcp_health.core.evidence import (
     HandshakeEvidence,
     ToolCallCheck,
 )
+from otel_mcp_health.core.server import ServerIdentity
 from otel_mcp_health.core.session import SessionResult
 from otel_mcp_health.core.vocabulary import CatalogVerdict, Layer, LayerStatus, LiveState
-from otel_mcp_health.processor import _spans, _verdicts
-from otel_mcp_health.processor._spans import ServerId
+from otel_mcp_health.processor import _verdicts
 
 if TYPE_CHECKING:  # the session holds its memo: a runtime import would be circular
-    from otel_mcp_health.processor._sessions import Session
+    from otel_mcp_health.processor._sessions import Freshness, Session
 
 #: Every attribute :func:`_codec.decode_call` and :func:`_codec.decode_tool_call_check` read, and
 #: the outcome and server attributes the call's metrics are labelled with.
@@ -78,7 +78,7 @@ CALL_KEYS: Final = (
 )
 _ABSENT: Final = object()
 _DEFAULTS: Final = (_ABSENT,) * len(CALL_KEYS)
-#: What :func:`_spans.server_identity` derives a server identity from (with what was known).
+#: What :func:`_codec.decode_server` derives a server identity from (with what was known).
 SERVER_KEYS: Final = (A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME, A.SERVER_TARGET_KEY)
 _SERVER_DEFAULTS: Final = (_ABSENT,) * len(SERVER_KEYS)
 #: Server identities kept at once (cleared when full).
@@ -99,7 +99,9 @@ class SessionMemo:
 
     facts: tuple[HandshakeEvidence | None, HandshakeFacts] | None = None
     #: ``((session version, server version), handshake, freshness, verdict)``
-    catalog: tuple[tuple[int, int], HandshakeEvidence | None, int, CatalogResult] | None = None
+    catalog: tuple[tuple[int, int], HandshakeEvidence | None, Freshness, CatalogResult] | None = (
+        None
+    )
     facts_token: int = -1
     catalog_token: int = -1
 
@@ -148,7 +150,7 @@ class CallMemo:
         self._judgements = 0
         self._tokens: dict[Any, int] = {}
         self._next_token = itertools.count()
-        self._servers: dict[tuple[Any, ...], ServerId | None] = {}
+        self._servers: dict[tuple[Any, ...], ServerIdentity] = {}
 
     def remember(self, decoded: Decoded, context: tuple[Any, ...], judged: Judged) -> Judged:
         """Keep ``judged`` for ``decoded`` in ``context`` (bounded: every shape is forgotten when
@@ -175,18 +177,18 @@ class CallMemo:
             found = self._shapes[key] = decode(attrs)
         return found
 
-    def server(self, attrs: _codec.Attributes, fallback: ServerId | None) -> ServerId | None:
-        """:func:`_spans.server_identity`, memoized on the values and types it is derived from."""
+    def server(self, attrs: _codec.Attributes, known: ServerIdentity) -> ServerIdentity:
+        """:func:`_codec.decode_server`, memoized on the values and types it is derived from."""
         values = tuple(map(attrs.get, SERVER_KEYS, _SERVER_DEFAULTS))
-        key = (fallback, values, tuple(map(type, values)))
+        key = (known, values, tuple(map(type, values)))
         try:
             found = self._servers.get(key, _ABSENT)
         except TypeError:  # an unhashable value
-            return _spans.server_identity(attrs, fallback)
+            return _codec.decode_server(attrs, known)
         if found is _ABSENT:
             if len(self._servers) >= MAX_SERVER_IDENTITIES:
                 self._servers.clear()
-            found = self._servers[key] = _spans.server_identity(attrs, fallback)
+            found = self._servers[key] = _codec.decode_server(attrs, known)
         return found  # type: ignore[return-value]
 
     def token(self, value: Any) -> int:
@@ -254,8 +256,8 @@ class CallMemo:
         """The session's catalog verdict at ``now``, derived once per version of its evidence
         (and, for a server that cannot signal changes, once per side of the refresh deadline)."""
         freshness = session.freshness(now, max_age_s)
-        shared = session.shared
-        version = (session.version, shared.version if shared is not None else -1)
+        catalog = session.server_catalog
+        version = (session.version, catalog.version if catalog is not None else -1)
         memo = session.memo
         found = memo.catalog
         if (

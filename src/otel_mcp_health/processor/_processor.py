@@ -117,8 +117,8 @@ environment value is logged and ignored, an invalid keyword argument raises ``Va
 State is bounded: at most ``max_sessions`` sessions (LRU), each forgotten after ``session_idle_s``
 without spans or on its ``mcp_health.session.end`` span (once its last open ``tools/call`` span,
 which may wait for an outcome receipt, has ended), and each holding a fixed number of small records
-(:mod:`otel_mcp_health.processor._sessions`: about 1 KiB typical, under 10 KiB at the default
-page cap, whatever the number of pages). Verdicts come from the engine
+(:mod:`otel_mcp_health.processor._sessions`, whatever the number of pages; their size:
+docs/performance.md, "The processor's state"). Verdicts come from the engine
 (:mod:`otel_mcp_health.processor._engine`), behind its lock; ``on_end`` does no I/O beyond what
 the downstream processor does.
 """
@@ -139,10 +139,10 @@ from opentelemetry.trace import SpanKind
 from otel_mcp_health import _options
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.vocabulary import NS_PER_S
-from otel_mcp_health.processor import _live, _sdkspan, _spans, _verdicts
+from otel_mcp_health.processor import _inflight, _sdkspan, _spans, _verdicts
 from otel_mcp_health.processor._engine import Engine
 from otel_mcp_health.processor._held import HeldCalls
-from otel_mcp_health.processor._sessions import SessionStore
+from otel_mcp_health.processor._store import SessionStore
 from otel_mcp_health.processor.metrics import HealthMetrics
 
 _logger = logging.getLogger(__name__)
@@ -191,12 +191,12 @@ class McpHealthSpanProcessor(SpanProcessor):
             max_pages=max_pages,
         )
         self._enabled = options.enabled
-        self._live: _live.Live = {}  # open tools/call spans (see ``_live``: no lock needed)
+        self._inflight: _inflight.Live = {}  # open tools/call spans (``_inflight``: no lock needed)
         self._shutdown = False
         self._held = HeldCalls()
         self._engine = Engine(
             metrics=HealthMetrics(
-                meter_provider, functools.partial(_live.in_flight_counts, self._live)
+                meter_provider, functools.partial(_inflight.in_flight_counts, self._inflight)
             ),
             store=SessionStore(
                 max_sessions=options.max_sessions,
@@ -210,7 +210,7 @@ class McpHealthSpanProcessor(SpanProcessor):
 
     def _session_has_calls(self, key: str) -> bool:
         """A closed session's facts stay while a call of it is open or held for its receipt."""
-        return _live.has_calls(self._live, key) or self._held.has_calls(key)
+        return _inflight.has_calls(self._inflight, key) or self._held.has_calls(key)
 
     @property
     def _sessions(self) -> SessionStore:
@@ -230,15 +230,15 @@ class McpHealthSpanProcessor(SpanProcessor):
         if self._enabled:
             try:
                 recognised = _spans.recognise(span)
-                live = self._live
+                live = self._inflight
                 if recognised == _OURS:
-                    _live.track(live, span)
+                    _inflight.track(live, span)
                 elif (
                     recognised == _FOREIGN_CLIENT
                     and (context := _sdkspan.context(span)) is not None
-                    and _live.room_for_foreign(live)
+                    and _inflight.room_for_foreign(live)
                 ):
-                    live[context.span_id] = (span, None)  # maybe borrowed: see ``_live``
+                    live[context.span_id] = (span, None)  # maybe borrowed: see ``_inflight``
             except Exception:
                 _logger.debug("mcp_health: on_start failed", exc_info=True)
         for processor in self._downstream:
@@ -265,8 +265,8 @@ class McpHealthSpanProcessor(SpanProcessor):
                     if judged is None:
                         return  # held for its receipt
                     forwarded = judged
-                elif self._live and span.kind is _CLIENT and (context := span.context) is not None:
-                    self._live.pop(context.span_id, None)  # tracked, never got our evidence
+                elif self._inflight and span.kind is _CLIENT and (ctx := span.context) is not None:
+                    self._inflight.pop(ctx.span_id, None)  # tracked, never got our evidence
             except Exception:
                 _logger.debug("mcp_health: on_end failed", exc_info=True)
         self._forward(forwarded)
@@ -316,7 +316,7 @@ class McpHealthSpanProcessor(SpanProcessor):
 
     def _forget(self, span: ReadableSpan) -> None:
         if span.context is not None:
-            self._live.pop(span.context.span_id, None)
+            self._inflight.pop(span.context.span_id, None)
 
     def shutdown(self) -> None:
         """Shut every downstream processor down and forget all state (idempotent)."""
@@ -329,7 +329,7 @@ class McpHealthSpanProcessor(SpanProcessor):
         for processor in self._downstream:
             processor.shutdown()
         self._engine.clear()
-        self._live.clear()
+        self._inflight.clear()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Flush every downstream processor within one shared deadline (held calls first)."""

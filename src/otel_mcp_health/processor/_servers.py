@@ -2,12 +2,12 @@
 
 A catalog belongs to the process's view of one server, not to one session (docs/model.md#scope):
 agent frameworks list tools in one session and call them in others (a fresh session per call,
-reconnects). A server is named by what its handshake span carries: the keyed hash of its
-transport target (``mcp_health.server.target_key``: the stdio command line, or the URL without
-its query) plus the server name and version. Per server the processor keeps the last complete
-discovery of any of its sessions, the latest ``list_changed`` any of them received, and which
-open sessions can still hear a change (*listeners*: their notification channel is alive, not
-merely advertised; docs/model.md#scope):
+reconnects). A server's catalog is named by its catalog key
+(:class:`~otel_mcp_health.core.server.CatalogKey`: the keyed hash of its transport target, the
+server name and version, as its handshake or install span names them). Per server the processor
+keeps the last complete discovery of any of its sessions, the latest ``list_changed`` any of them
+received, and which open sessions can still hear a change (*listeners*: their notification
+channel is alive, not merely advertised; docs/model.md#scope):
 
 * a session with no discovery of its own is judged against the server's last complete discovery
   (*inherited*, exported as ``mcp_health.catalog.inherited`` and its age);
@@ -19,9 +19,9 @@ merely advertised; docs/model.md#scope):
   the session's own, until a complete discovery made while a listener is open.
 
 Bounded: at most :data:`MAX_SERVERS` servers (least recently used forgotten first), each a few
-small records and the keys of its open listening sessions (about 0.7 KiB measured, plus 70 bytes
-per open listening session). The processor's lock guards every use. Worker processes do not share
-it: each process judges its own sessions.
+small records and the keys of its open listening sessions (their size: docs/performance.md,
+"The processor's state"). The processor's lock guards every use. Worker processes do not share it:
+each process judges its own sessions.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from otel_mcp_health.core.evidence import Discovery, InstallCheck
+from otel_mcp_health.core.server import CatalogKey
 
 #: Servers tracked at once.
 MAX_SERVERS: Final = 1024
@@ -133,17 +134,17 @@ class ServerCatalog:
 
 
 class ServerCatalogs:
-    """Server catalogs by server key, LRU-bounded."""
+    """Server catalogs by catalog key, LRU-bounded."""
 
     def __init__(self, capacity: int = MAX_SERVERS) -> None:
-        self._servers: OrderedDict[str, ServerCatalog] = OrderedDict()
+        self._servers: OrderedDict[CatalogKey, ServerCatalog] = OrderedDict()
         self._capacity = capacity
 
     def __len__(self) -> int:
         return len(self._servers)
 
-    def touch(self, key: str) -> ServerCatalog:
-        """The catalog of server ``key`` (created when new), marked as used."""
+    def touch(self, key: CatalogKey) -> ServerCatalog:
+        """The catalog of the server of ``key`` (created when new), marked as used."""
         server = self._servers.get(key)
         if server is None:
             server = self._servers[key] = ServerCatalog()

@@ -15,23 +15,21 @@ processor keeps, per session key, only what the core classifiers need to judge t
 * the client digest of the latest install, the call-time contract findings since the last
   complete traversal, and the last authorization failure (cleared by the next authorized
   success).
+
 Silent calls awaiting reconciliation and open incidents are kept by the processor rather than per
 session (:mod:`otel_mcp_health.processor._incidents`): a reconciliation or a healthy call often
 comes after the session that failed has closed. What the sessions of one server share is in
-:mod:`otel_mcp_health.processor._servers`.
+:mod:`otel_mcp_health.processor._servers`; the bounded store of sessions is
+:mod:`otel_mcp_health.processor._store`.
 
-Everything is bounded: a session holds a fixed number of small records, the store holds at most
-``max_sessions`` sessions (least recently used evicted first) and forgets a session idle for longer
-than ``idle_ns`` (span timestamps, so tests are deterministic). A session is released when its
-``mcp_health.session.end`` span has arrived and none of its ``tools/call`` spans is still open (a
-call span may end after its session: it waits for the outcome verifier's receipt). The store is not
-thread-safe by itself: the processor holds its lock around every use.
+Everything is bounded: a session holds a fixed number of small records (:data:`MAX_FINDINGS`
+findings at most, plus one of each new kind).
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, field
+from enum import Enum
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.catalog import chain_defect
@@ -47,14 +45,29 @@ from otel_mcp_health.core.evidence import (
 )
 from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.rules import Decision
+from otel_mcp_health.core.server import ServerIdentity
 from otel_mcp_health.core.traversal import DEFAULT_MAX_PAGES, CursorChain
 from otel_mcp_health.core.vocabulary import NS_PER_S, Verdict
 from otel_mcp_health.processor._memo import SessionMemo
 from otel_mcp_health.processor._servers import ServerCatalog
-from otel_mcp_health.processor._spans import ServerId
 
 #: Call-time contract findings kept per session (the first of each kind decides the verdict).
 MAX_FINDINGS = 8
+
+
+class Freshness(Enum):
+    """How the time enters a session's catalog verdict (docs/model.md#catalog): the only part of
+    the verdict that changes while no span arrives."""
+
+    #: The server tells of changes and the session heard every one: the catalog's age never
+    #: matters.
+    HEARD = "heard"
+    #: No time to judge by, or no complete discovery to date: the age is unknown.
+    UNDATED = "undated"
+    #: Discovered within the maximum age.
+    IN_AGE = "in_age"
+    #: Discovered longer ago than the maximum age: its refresh is overdue.
+    OVERDUE = "overdue"
 
 
 @dataclass(slots=True, eq=False)
@@ -85,8 +98,10 @@ class Session:
     key: str
     last_seen: int
     max_pages: int = DEFAULT_MAX_PAGES
-    #: The server of the session's spans (incidents, retry budgets, metric labels).
-    server: ServerId | None = None
+    #: The session's server as its spans name it: its incident scope (incidents, retry budgets),
+    #: its exported label (metric labels) and, from its handshake or install span, the catalog
+    #: key its sessions share a catalog by.
+    server: ServerIdentity = field(default_factory=ServerIdentity)
     handshake: HandshakeEvidence | None = None
     latest: TraversalFacts | None = None
     complete: Discovery | None = None
@@ -113,10 +128,8 @@ class Session:
     #: Its own stream ended while open (stdio server exited, SSE stream dropped): no hearing.
     stream_ended: bool = False
     heard_since: int | None = None
-    #: What the sessions of this session's server share (known from its handshake span), and
-    #: that server's identity (``_codec.decode_server_key``).
-    shared: ServerCatalog | None = None
-    server_key: str | None = None
+    #: The catalog state the sessions of its server share (joined by the server's catalog key).
+    server_catalog: ServerCatalog | None = None
     #: Bumped whenever evidence the catalog verdict reads changes (pages, signals, installs,
     #: findings): a memoized catalog verdict is valid for one version (docs/model.md#catalog).
     version: int = 0
@@ -146,8 +159,9 @@ class Session:
         traversal.chain.add(page.cursor, page.next_cursor, failed=page.failed)
         self.version += 1
         final = page.failed or page.next_cursor is None
-        if self.shared is not None and not (page.next_cursor is None and not page.failed):
-            self.shared.progressed(traversal.discovery())
+        server = self.server_catalog
+        if server is not None and not (page.next_cursor is None and not page.failed):
+            server.progressed(traversal.discovery())
         if page.next_cursor is None and not page.failed:
             traversal.completed_at = ended_at
             traversal.digest = digest
@@ -156,11 +170,11 @@ class Session:
             if chain_defect(discovery) is None:
                 self.complete = discovery
                 self.findings = ()  # earlier findings were checked against an older catalog
-                self.heard_since = self.shared.hearing() if self.shared is not None else None
-                if self.shared is not None:
-                    self.shared.discovered(discovery, list_changed=self._list_changed())
-            elif self.shared is not None:  # ended on a gap or a loop: the server sees it too
-                self.shared.progressed(discovery)
+                self.heard_since = server.hearing() if server is not None else None
+                if server is not None:
+                    server.discovered(discovery, list_changed=self._list_changed())
+            elif server is not None:  # ended on a gap or a loop: the server sees it too
+                server.progressed(discovery)
         return final
 
     def set_install(
@@ -176,17 +190,17 @@ class Session:
             self.client_digest_error = (
                 error if isinstance(error, str) else Reason.DIGEST_UNAVAILABLE
             )
-        if self.shared is not None:
-            self.shared.installed(self.client_digest, self.client_digest_error, self.client_install)
+        if (server := self.server_catalog) is not None:
+            server.installed(self.client_digest, self.client_digest_error, self.client_install)
         self.version += 1
 
     def _install(self) -> tuple[str | None, str | None, InstallCheck | None]:
         """What this session exposes: its own install, else (judged on its server's discovery)
         what the agent installed from that server."""
         own = self.client_digest is not None or self.client_digest_error is not None
-        if own or not self.inherits or self.shared is None:
+        if own or not self.inherits or self.server_catalog is None:
             return self.client_digest, self.client_digest_error, self.client_install
-        shared = self.shared
+        shared = self.server_catalog
         return shared.client_digest, shared.client_digest_error, shared.client_install
 
     def answered(self, handshake: HandshakeEvidence) -> None:
@@ -201,15 +215,15 @@ class Session:
         self.last_signal = at if self.last_signal is None else max(self.last_signal, at)
         if self.pending_signal is None:
             self.pending_signal = at
-        if self.shared is not None:
-            self.shared.signal(at)
+        if self.server_catalog is not None:
+            self.server_catalog.signal(at)
         self.version += 1
 
-    def join(self, shared: ServerCatalog) -> None:
+    def join(self, catalog: ServerCatalog) -> None:
         """The handshake named this session's server: share its catalog state from now on."""
-        if self.shared is not shared:
+        if self.server_catalog is not catalog:
             self.leave()
-            self.shared = shared
+            self.server_catalog = catalog
             self.version += 1
         self.update_listening()
 
@@ -230,30 +244,33 @@ class Session:
 
     def update_listening(self) -> None:
         """Count the session among its server's listeners exactly while it :meth:`hears`."""
-        if self.shared is not None:
+        if self.server_catalog is not None:
             if self.hears():
-                self.shared.listen(self.key)
+                self.server_catalog.listen(self.key)
             else:
-                self.shared.leave(self.key)
+                self.server_catalog.leave(self.key)
 
     def leave(self) -> None:
         """The session is gone (ended, evicted or expired): it no longer hears its server."""
-        if self.shared is not None:
-            self.shared.leave(self.key)
+        if self.server_catalog is not None:
+            self.server_catalog.leave(self.key)
 
     @property
     def inherits(self) -> bool:
         """Whether this session, having listed nothing itself, is judged on its server's lists."""
-        shared = self.shared
+        shared = self.server_catalog
         return self.latest is None and shared is not None and shared.latest is not None
 
     @property
     def inherited(self) -> Discovery | None:
         """The server's complete discovery this session is judged against, if any."""
-        return self.shared.complete if self.inherits and self.shared is not None else None
+        server = self.server_catalog
+        return server.complete if self.inherits and server is not None else None
 
     def add_finding(self, finding: ToolCallCheck) -> None:
-        """Keep a call-time finding: at most :data:`MAX_FINDINGS`, plus one of each new kind."""
+        """Keep a call-time contract finding (bounded). The first finding of each kind decides
+        (an unknown tool outranks a missing argument), so one of a new kind is kept past the
+        cap: at most :data:`MAX_FINDINGS` plus one per kind."""
         if self.inherits and self.findings_against is not self.inherited:
             self.findings, self.findings_against = (), self.inherited
         kinds = {kept.contract for kept in self.findings}
@@ -261,19 +278,19 @@ class Session:
             self.findings = (*self.findings, finding)
             self.version += 1
 
-    def freshness(self, now: int | None, max_age_s: float) -> int:
+    def freshness(self, now: int | None, max_age_s: float) -> Freshness:
         """The only way ``now`` enters the catalog rules: the bounded refresh policy (a memo
         key of the catalog verdict)."""
         if self._catalog_list_changed() is True:
-            return 0
+            return Freshness.HEARD
         inherited = self.inherited
         if inherited is not None:
             completed = inherited.completed_at
         else:
             completed = self.latest.completed_at if self.latest is not None else None
         if now is None or completed is None:
-            return 1
-        return 3 if now - completed > max_age_s * NS_PER_S else 2
+            return Freshness.UNDATED
+        return Freshness.OVERDUE if now - completed > max_age_s * NS_PER_S else Freshness.IN_AGE
 
     def _list_changed(self) -> bool | None:
         capabilities = self.handshake.capabilities if self.handshake is not None else None
@@ -284,16 +301,16 @@ class Session:
         """``tools.listChanged`` as the catalog rules may trust it: only while a session of the
         server has heard every change since the catalog was discovered (a listener stayed
         open); otherwise the catalog is held to its maximum age (docs/model.md#scope)."""
-        if self.inherits and self.shared is not None:
-            return self.shared.inherited_list_changed()
+        if self.inherits and self.server_catalog is not None:
+            return self.server_catalog.inherited_list_changed()
         advertised = self._list_changed()
         if advertised is not True:
             return advertised
-        return self.shared is not None and self.shared.heard(self.heard_since)
+        return self.server_catalog is not None and self.server_catalog.heard(self.heard_since)
 
     def _discoveries(self) -> tuple[Discovery, ...]:
-        if self.inherits and self.shared is not None:
-            return self.shared.discoveries()
+        if self.inherits and self.server_catalog is not None:
+            return self.server_catalog.discoveries()
         discoveries: tuple[Discovery, ...] = () if self.complete is None else (self.complete,)
         latest = self.latest.discovery() if self.latest is not None else None
         if latest is not None and latest != self.complete:
@@ -302,7 +319,7 @@ class Session:
 
     def _last_signal(self) -> int | None:
         """The latest ``list_changed`` this session or any session of its server received."""
-        shared = self.shared.last_signal if self.shared is not None else None
+        shared = self.server_catalog.last_signal if self.server_catalog is not None else None
         if shared is None or self.last_signal is None:
             return shared if self.last_signal is None else self.last_signal
         return max(shared, self.last_signal)
@@ -330,71 +347,3 @@ class Session:
         if self.inherits and self.findings_against is not self.inherited:
             return ()
         return self.findings
-
-
-class SessionStore:
-    """Sessions by key: LRU-bounded, idle-expiring, released on session end.
-
-    A released session stays closed: a span of it that arrives later (a framework installing
-    tools after closing its listing session) is judged in a :meth:`late` session that belongs
-    to the server and is never stored (docs/model.md#scope). The keys of the last
-    ``max_sessions`` released sessions are remembered with their server's identity for that
-    (about 0.2 KiB each).
-    """
-
-    def __init__(
-        self, *, max_sessions: int, idle_ns: int, max_pages: int = DEFAULT_MAX_PAGES
-    ) -> None:
-        self._sessions: OrderedDict[str, Session] = OrderedDict()
-        self._closed: OrderedDict[str, str | None] = OrderedDict()
-        self._max = max_sessions
-        self._idle_ns = idle_ns
-        self._max_pages = max_pages
-
-    def __len__(self) -> int:
-        return len(self._sessions)
-
-    def late(self, key: str, now: int) -> Session | None:
-        """For a released session ``key``: a fresh session that is never stored, carrying the
-        server identity it had (join it to that server to judge the span); else ``None``."""
-        if key not in self._closed:
-            return None
-        session = Session(key=key, last_seen=now, max_pages=self._max_pages, closing=True)
-        session.server_key = self._closed[key]
-        return session
-
-    def touch(self, key: str, now: int) -> Session:
-        """The session for ``key`` (created when new), marked as used at ``now``."""
-        session = self._sessions.get(key)
-        if session is not None:
-            self._sessions.move_to_end(key)
-            session.last_seen = max(session.last_seen, now)
-            return session
-        self._expire(now)
-        session = Session(key=key, last_seen=now, max_pages=self._max_pages)
-        self._sessions[key] = session
-        while len(self._sessions) > self._max:
-            self._sessions.popitem(last=False)[1].leave()
-        return session
-
-    def _expire(self, now: int) -> None:
-        horizon = now - self._idle_ns
-        while self._sessions:
-            oldest = next(iter(self._sessions.values()))
-            if oldest.last_seen >= horizon:
-                return
-            self._sessions.popitem(last=False)[1].leave()
-
-    def release(self, key: str) -> None:
-        """Forget a closed session (its key stays known as closed, bounded)."""
-        session = self._sessions.pop(key, None)
-        if session is not None:
-            session.leave()
-            self._closed[key] = session.server_key
-            while len(self._closed) > self._max:
-                self._closed.popitem(last=False)
-
-    def clear(self) -> None:
-        """Forget everything (shutdown)."""
-        self._sessions.clear()
-        self._closed.clear()

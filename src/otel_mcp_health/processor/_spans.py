@@ -1,22 +1,20 @@
 """Recognising our spans and reading their identity (private; evidence: :mod:`._codec`).
 
 The span-level helpers of the processor: which finished spans carry our evidence, their session
-key and method, and the server identity a session's metrics are labelled with. The evidence
-itself is decoded by :mod:`._codec`.
+key and method. The evidence itself, and the server a span names, are decoded by
+:mod:`._codec`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import decode_connection, decode_origin
+from otel_mcp_health._codec import decode_origin
 from otel_mcp_health._codec._read import Attributes, read_str
-from otel_mcp_health.core.bounds import cap
 from otel_mcp_health.processor import _sdkspan
 
 # ----------------------------------------------------------------------------------------------
@@ -76,66 +74,3 @@ def method(attrs: Attributes) -> str | None:
 def is_application_page(attrs: Attributes) -> bool:
     """A ``tools/list`` page the application asked for (internal SDK lists never count)."""
     return decode_origin(attrs) != A.ORIGIN_INTERNAL
-
-
-@dataclass(frozen=True, slots=True)
-class ServerId:
-    """The server a span belongs to (docs/model.md#scope): the one identity the processor keys
-    incidents and retry budgets by, and labels metrics with.
-
-    ``key`` stays in the process: the instrumentation's keyed hash of the transport target
-    (``mcp_health.server.target_key``: the URL with its path and query, the stdio command line,
-    environment and working directory, or the in-process server object), so two gateway paths
-    on one host and port never share an incident; without it, the label. ``labels`` is all that
-    is exported: ``server.address``, ``server.port`` and the handshake's server name.
-    """
-
-    key: str
-    labels: tuple[tuple[str, Any], ...]
-
-    @property
-    def name(self) -> str | None:
-        """The server name from the handshake, if known."""
-        return next((v for k, v in self.labels if k == A.SERVER_NAME), None)
-
-    def label_attributes(self) -> dict[str, Any]:
-        """The exported label as metric attributes (``mcp_health.server.name = unknown`` when
-        the spans named nothing)."""
-        return dict(self.labels) if self.labels else {A.SERVER_NAME: UNKNOWN_SERVER}
-
-
-UNKNOWN_SERVER: Final = "unknown"
-
-
-def server_identity(attrs: Attributes, known: ServerId | None) -> ServerId | None:
-    """The server of a span of a session whose server is ``known`` so far: what the span names
-    (target key, address, port, server name) completes what earlier spans of the session named
-    (the name comes with the handshake)."""
-    connection = decode_connection(attrs)
-    found: dict[str, Any] = dict(known.labels) if known is not None else {}
-    if connection.server_address is not None:
-        found[A.SERVER_ADDRESS] = cap(connection.server_address)
-    if connection.server_port is not None:
-        found[A.SERVER_PORT] = connection.server_port
-    name = read_str(attrs, A.SERVER_NAME)
-    if name is not None:
-        found[A.SERVER_NAME] = cap(name)
-    target = read_str(attrs, A.SERVER_TARGET_KEY)
-    if target is not None:
-        key = "target\x00" + target
-    elif known is not None and known.key.startswith("target\x00"):
-        key = known.key
-    elif A.SERVER_ADDRESS in found:
-        port = found.get(A.SERVER_PORT)
-        address = found[A.SERVER_ADDRESS]
-        key = "label\x00" + (f"{address}:{port}" if port is not None else address)
-    elif A.SERVER_NAME in found:
-        key = "label\x00" + found[A.SERVER_NAME]
-    else:
-        return known
-    labels = tuple((k, found[k]) for k in _LABELS if k in found)
-    return ServerId(key, labels)
-
-
-#: The exported server label, in this order.
-_LABELS: Final = (A.SERVER_ADDRESS, A.SERVER_PORT, A.SERVER_NAME)
