@@ -131,7 +131,7 @@ LAYERS: dict[str, set[str]] = {
     "_files": set(),
     "_codec": {"core", "attributes"},
     "_options": {"core", "environment_variables"},
-    "verifiers": {"core", "environment_variables"},
+    "verifiers": {"core", "environment_variables", "_files"},
     "processor": {"core", "attributes", "_codec", "_options", "version"},
     "instrumentation": {
         "core",

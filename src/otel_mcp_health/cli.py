@@ -45,6 +45,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO, cast
 
+from otel_mcp_health._files import INPUT_FILE_WORDS, READ_ERRORS, say_read_failure
 from otel_mcp_health._pipes import QuietPipe
 from otel_mcp_health.core.calls import CallResult, rates
 from otel_mcp_health.core.catalog import CATALOG_RULES
@@ -72,14 +73,8 @@ def _read_text(name: str) -> str:
         return sys.stdin.read().removeprefix("\ufeff")
     try:
         return Path(name).read_text(encoding="utf-8-sig")  # a UTF-8 BOM is accepted
-    except FileNotFoundError:
-        raise _InputError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise _InputError(f"{name}: is a directory, expected a file") from None
-    except UnicodeDecodeError:
-        raise _InputError(f"{name}: not UTF-8 text") from None
-    except OSError as exc:
-        raise _InputError(f"{name}: cannot read ({exc.strerror})") from None
+    except READ_ERRORS as exc:
+        raise _InputError(f"{name}: {say_read_failure(exc, INPUT_FILE_WORDS)}") from None
 
 
 def _text_row(row: dict[str, Any]) -> str:

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, Final
 
+from otel_mcp_health._files import ReadFailure, say_read_failure
 from otel_mcp_health.core.digest import PROJECTED_MEMBERS
 from otel_mcp_health.pin._bundle_zip import LayoutError, open_zip
 from otel_mcp_health.pin._errors import PinInputError
@@ -132,6 +133,14 @@ def _from_zip(handle: IO[bytes], path: str) -> bytes:
         raise PinInputError(f"{path}: not a readable .mcpb (zip) bundle: {exc}") from None
 
 
+#: How a bundle or manifest that cannot be read is spoken of.
+_BUNDLE_WORDS: Final = {
+    ReadFailure.MISSING: "no such bundle or manifest",
+    ReadFailure.NOT_A_FILE: "is a directory, expected manifest.json or a .mcpb",
+    ReadFailure.UNREADABLE: "cannot read the bundle ({os})",
+}
+
+
 def _manifest_bytes(path: str, sha256: str | None) -> tuple[bytes, str]:
     """The manifest's bytes and the SHA-256 of the file given (checked against ``sha256``)."""
     try:
@@ -144,12 +153,8 @@ def _manifest_bytes(path: str, sha256: str | None) -> tuple[bytes, str]:
                 return _from_zip(handle, path), actual
             handle.seek(0)
             return _capped(handle, path), actual
-    except FileNotFoundError:
-        raise PinInputError(f"{path}: no such bundle or manifest") from None
-    except IsADirectoryError:
-        raise PinInputError(f"{path}: is a directory, expected manifest.json or a .mcpb") from None
     except OSError as exc:
-        raise PinInputError(f"{path}: cannot read the bundle ({exc.strerror})") from None
+        raise PinInputError(f"{path}: {say_read_failure(exc, _BUNDLE_WORDS)}") from None
 
 
 def _static_responses(manifest: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from otel_mcp_health._files import ReadFailure, say_read_failure
 from otel_mcp_health.pin._errors import PinInputError
 
 #: A JSON source larger than this is refused before it is parsed (a tools/list of 10,000 tools
@@ -44,12 +45,13 @@ def read_bytes(path: str, what: str, cap: int = MAX_JSON_BYTES) -> bytes:
     try:
         with Path(path).open("rb") as handle:
             data = handle.read(cap + 1)
-    except FileNotFoundError:
-        raise PinInputError(f"{path}: no such {what}") from None
-    except IsADirectoryError:
-        raise PinInputError(f"{path}: is a directory, expected a {what}") from None
     except OSError as exc:
-        raise PinInputError(f"{path}: cannot read the {what} ({exc.strerror})") from None
+        words = {
+            ReadFailure.MISSING: f"no such {what}",
+            ReadFailure.NOT_A_FILE: f"is a directory, expected a {what}",
+            ReadFailure.UNREADABLE: f"cannot read the {what} ({{os}})",
+        }
+        raise PinInputError(f"{path}: {say_read_failure(exc, words)}") from None
     if len(data) > cap:
         raise PinInputError(f"{path}: the {what} is larger than {cap} bytes")
     return data
