@@ -120,7 +120,7 @@ def test_functions_and_modules_stay_small(path: Path) -> None:
 #: The floors of the package (docs/architecture.md): each room may import only the rooms named
 #: here (and itself). ``instrumentation`` and ``processor`` are siblings that never import each
 #: other; ``_codec`` sits under both and imports neither; ``core`` imports nothing of ours.
-#: ``frameworks`` and ``instrumentation`` call each other (the instrumentor installs the
+#: ``frameworks`` and ``instrumentation`` call each other (the instrumentor registers the
 #: framework hooks, which report installs through it): the one arrow that climbs back up.
 LAYERS: dict[str, set[str]] = {
     "core": set(),
