@@ -121,7 +121,7 @@ def test_functions_and_modules_stay_small(path: Path) -> None:
 #: The floors of the package (docs/architecture.md): each room may import only the rooms named
 #: here (and itself). ``instrumentation`` and ``processor`` are siblings that never import each
 #: other; ``_codec`` sits under both and imports neither; ``core`` imports nothing of ours.
-#: ``frameworks`` and ``instrumentation`` call each other (the instrumentor installs the
+#: ``frameworks`` and ``instrumentation`` call each other (the instrumentor registers the
 #: framework hooks, which report installs through it): the one arrow that climbs back up.
 #: ``__init__`` is the package's public face (a name imported from ``otel_mcp_health`` that is
 #: not a room, or ``import otel_mcp_health``); the commands sit above it, on ``clientside``, and
@@ -137,7 +137,7 @@ LAYERS: dict[str, set[str]] = {
     "_files": {"core"},
     "_codec": {"core", "attributes"},
     "_options": {"core", "environment_variables"},
-    "verifiers": {"core", "environment_variables"},
+    "verifiers": {"core", "environment_variables", "_files"},
     "processor": {"core", "attributes", "_codec", "_options", "version"},
     "instrumentation": {
         "core",

@@ -1,18 +1,21 @@
-"""Reading a small file that configuration names, without ever blocking on it (private).
+"""Reading a file that configuration or the command line names, and saying why it could not be.
 
 A service reads a pin file at start-up and a credential file before each probe. Either path may
 name a FIFO, a socket or a device (``/dev/zero``) by mistake or by malice: opening one blocks, and
 reading one may never end or fill memory. :func:`read_regular_file` opens without blocking,
 accepts regular files only and reads at most its cap plus one byte, so it returns or raises at
 once. (The CLI reads its input files plainly: a user may give it ``<(command)`` on purpose.)
+
+Every reader of a file reports a failure in its own words; :func:`read_failure` is the one place
+that tells which failure it was, so that the same failure always reads the same way to a caller.
 """
 
 from __future__ import annotations
 
+import enum
 import os
 import stat
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Mapping
 from typing import Final, Literal
 
 from otel_mcp_health.core.pin_codec import MAX_PIN_FILE_BYTES
@@ -64,18 +67,55 @@ def read_pin_text(path: str) -> str:
     return data.decode("utf-8")
 
 
-@contextmanager
-def read_errors(
-    path: str, error: Callable[[str], Exception], *, missing: str, directory: str, unreadable: str
-) -> Iterator[None]:
-    """Reading ``path`` inside: a missing file, a directory or any other ``OSError`` becomes
-    ``error("<path>: <missing>")``, ``error("<path>: <directory>")`` or
-    ``error("<path>: <unreadable> (<strerror>)")``, never a traceback."""
-    try:
-        yield
-    except FileNotFoundError:
-        raise error(f"{path}: {missing}") from None
-    except IsADirectoryError:
-        raise error(f"{path}: {directory}") from None
-    except OSError as exc:
-        raise error(f"{path}: {unreadable} ({exc.strerror})") from None
+class ReadFailure(enum.Enum):
+    """Why a file could not be read: what a caller words, each in its own way."""
+
+    #: Nothing has that name.
+    MISSING = enum.auto()
+    #: A directory (a plain open refuses only that), or for :func:`read_regular_file` anything
+    #: but a regular file.
+    NOT_A_FILE = enum.auto()
+    #: Larger than the reader's cap.
+    TOO_LARGE = enum.auto()
+    #: The reader may not open it.
+    DENIED = enum.auto()
+    #: Its bytes are not UTF-8 text.
+    NOT_TEXT = enum.auto()
+    #: Any other failure to open or read it (the OS's words say which).
+    UNREADABLE = enum.auto()
+
+
+#: What a failure to read a file raises: the open or the read, the refusal, the decoding.
+READ_ERRORS: Final = (OSError, FileRefusedError, UnicodeDecodeError)
+
+
+def read_failure(exc: BaseException) -> ReadFailure:
+    """Which failure ``exc`` (one of :data:`READ_ERRORS`) is."""
+    if isinstance(exc, FileRefusedError):
+        return ReadFailure.NOT_A_FILE if exc.reason == "not_a_file" else ReadFailure.TOO_LARGE
+    if isinstance(exc, UnicodeDecodeError):
+        return ReadFailure.NOT_TEXT
+    if isinstance(exc, FileNotFoundError):
+        return ReadFailure.MISSING
+    if isinstance(exc, IsADirectoryError):
+        return ReadFailure.NOT_A_FILE
+    if isinstance(exc, PermissionError):
+        return ReadFailure.DENIED
+    return ReadFailure.UNREADABLE
+
+
+def say_read_failure(exc: BaseException, words: Mapping[ReadFailure, str]) -> str:
+    """``exc`` in a caller's words: ``words`` maps a failure to its text, where ``{os}`` stands
+    for the OS's own words (``strerror``); a failure it leaves out reads as ``UNREADABLE``."""
+    text = words.get(read_failure(exc), words[ReadFailure.UNREADABLE])
+    return text.replace("{os}", str(exc.strerror if isinstance(exc, OSError) else None))
+
+
+#: How a file given as input is spoken of where no caller needs other words (the CLI's inputs,
+#: an outcome policy).
+INPUT_FILE_WORDS: Final[Mapping[ReadFailure, str]] = {
+    ReadFailure.MISSING: "no such file",
+    ReadFailure.NOT_A_FILE: "is a directory, expected a file",
+    ReadFailure.NOT_TEXT: "not UTF-8 text",
+    ReadFailure.UNREADABLE: "cannot read ({os})",
+}

@@ -62,7 +62,7 @@ SESSION_KEY: Final = "mcp_health.session.key"
 #: ``application`` or ``internal`` (a request the SDK issued by itself, e.g. an output-schema
 #: refresh ``tools/list``); internal lists never count as an application's discovery.
 EVIDENCE_ORIGIN: Final = "mcp_health.evidence.origin"
-#: Evidence the installed SDK cannot give (a private hook is absent), or ``framework_install``
+#: Evidence the SDK in use cannot give (a private hook is absent), or ``framework_install``
 #: when an agent framework's hook point has another shape (docs/frameworks.md): never ``healthy``.
 EVIDENCE_MISSING: Final = "mcp_health.evidence.missing"
 ORIGIN_APPLICATION: Final = "application"

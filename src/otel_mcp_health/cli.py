@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final, TextIO, cast
 
-from otel_mcp_health._files import read_errors
+from otel_mcp_health._files import INPUT_FILE_WORDS, READ_ERRORS, say_read_failure
 from otel_mcp_health._pipes import QuietPipe
 from otel_mcp_health.core.calls import CallResult, rates
 from otel_mcp_health.core.catalog import CATALOG_RULES
@@ -71,18 +71,10 @@ class _InputError(Exception):
 def _read_text(name: str) -> str:
     if name == "-":
         return sys.stdin.read().removeprefix("\ufeff")
-    errors = read_errors(
-        name,
-        _InputError,
-        missing="no such file",
-        directory="is a directory, expected a file",
-        unreadable="cannot read",
-    )
     try:
-        with errors:
-            return Path(name).read_text(encoding="utf-8-sig")  # a UTF-8 BOM is accepted
-    except UnicodeDecodeError:
-        raise _InputError(f"{name}: not UTF-8 text") from None
+        return Path(name).read_text(encoding="utf-8-sig")  # a UTF-8 BOM is accepted
+    except READ_ERRORS as exc:
+        raise _InputError(f"{name}: {say_read_failure(exc, INPUT_FILE_WORDS)}") from None
 
 
 def _text_row(row: dict[str, Any]) -> str:

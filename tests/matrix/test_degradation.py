@@ -124,7 +124,7 @@ async def test_a_missing_public_hook_installs_nothing_and_says_so(
     with caplog.at_level(logging.ERROR, logger="otel_mcp_health"):
         instrumentor = _instrumented(Pipeline.build())
     try:
-        assert _compat.installed() == ()
+        assert _compat.wrapped() == ()
     finally:
         instrumentor.uninstrument()
     (error,) = [r for r in caplog.records if r.name.startswith("otel_mcp_health")]
@@ -174,7 +174,7 @@ async def test_a_private_hook_of_another_shape_is_not_wrapped(
     with caplog.at_level(logging.WARNING, logger="otel_mcp_health"):
         instrumentor = _instrumented(pipeline)
     try:
-        assert hook not in _compat.installed()
+        assert hook not in _compat.wrapped()
         owner: Any = importlib.import_module(hook.module)
         for part in hook.name.split("."):
             owner = getattr(owner, part)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from otel_mcp_health.frameworks import Framework, Patch, install, installed, uninstall
+from otel_mcp_health.frameworks import Framework, Patch, register_hooks, unwrap_hooks, wrapped
 
 NAME = "omh_fakefw"
 
@@ -38,7 +38,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A temporary site directory on ``sys.path`` (taken off again by ``monkeypatch``)."""
     monkeypatch.syspath_prepend(tmp_path)
     yield tmp_path
-    uninstall()
+    unwrap_hooks()
     for module in [m for m in sys.modules if m.startswith(NAME)]:
         del sys.modules[module]
 
@@ -56,14 +56,14 @@ FRAMEWORK = Framework(NAME, ">=1, <2", (Patch(f"{NAME}.tools", "install", _wrapp
 
 def test_hooks_wrap_once_the_framework_is_imported(site: Path) -> None:
     _distribution(site, "1.4", "def install(x):\n    return x * 2\n")
-    install((FRAMEWORK,))
-    assert installed() == ()  # nothing is imported, nothing is wrapped
+    register_hooks((FRAMEWORK,))
+    assert wrapped() == ()  # nothing is imported, nothing is wrapped
     tools = importlib.import_module(f"{NAME}.tools")
     SEEN.clear()
     assert tools.install(21) == 42  # the framework's own result, unchanged
     assert SEEN == [(21,)]
-    uninstall()
-    assert installed() == ()
+    unwrap_hooks()
+    assert wrapped() == ()
     SEEN.clear()
     assert tools.install(1) == 2
     assert SEEN == []
@@ -73,10 +73,10 @@ def test_an_unsupported_version_is_one_warning_and_no_hook(
     site: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     _distribution(site, "3.0", "def install(x):\n    return x\n")
-    install((FRAMEWORK,))
+    register_hooks((FRAMEWORK,))
     with caplog.at_level(logging.WARNING, logger="otel_mcp_health"):
         importlib.import_module(f"{NAME}.tools")
-    assert installed() == ()
+    assert wrapped() == ()
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1
     assert f"{NAME} 3.0: outside the range its hooks support (>=1, <2)" in warnings[0]
@@ -86,10 +86,10 @@ def test_a_missing_hook_point_is_one_warning_and_no_hook(
     site: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     _distribution(site, "1.0", "def renamed(x):\n    return x\n")
-    install((FRAMEWORK,))
+    register_hooks((FRAMEWORK,))
     with caplog.at_level(logging.WARNING, logger="otel_mcp_health"):
         importlib.import_module(f"{NAME}.tools")
-    assert installed() == ()
+    assert wrapped() == ()
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warnings == [
         (
@@ -103,8 +103,8 @@ def test_a_missing_hook_point_is_one_warning_and_no_hook(
 def test_a_framework_imported_before_instrumenting_is_hooked_at_once(site: Path) -> None:
     _distribution(site, "1.0", "def install(x):\n    return x + 1\n")
     tools = importlib.import_module(f"{NAME}.tools")
-    install((FRAMEWORK,))
-    assert [p.name for p in installed()] == ["install"]
+    register_hooks((FRAMEWORK,))
+    assert [p.name for p in wrapped()] == ["install"]
     SEEN.clear()
     assert tools.install(1) == 2
     assert SEEN == [(1,)]
@@ -116,11 +116,11 @@ def test_uninstall_puts_a_classmethod_back_as_a_classmethod(site: Path) -> None:
     framework = Framework(NAME, ">=1, <2", (Patch(f"{NAME}.tools", "Util.install", _wrapper),))
     tools = importlib.import_module(f"{NAME}.tools")
     original = vars(tools.Util)["install"]
-    install((framework,))
+    register_hooks((framework,))
     SEEN.clear()
     assert tools.Util.install(1) == ("Util", 1)
     assert SEEN == [(1,)]
-    uninstall()
+    unwrap_hooks()
     assert vars(tools.Util)["install"] is original
     assert isinstance(vars(tools.Util)["install"], classmethod)
     assert tools.Util.install(2) == ("Util", 2)

@@ -30,7 +30,14 @@ from tests.integration.scenarios import list_all
 from tests.support.processor_helpers import instrumented_pipeline
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health.frameworks import Framework, Patch, _hooks, install, installed, uninstall
+from otel_mcp_health.frameworks import (
+    Framework,
+    Patch,
+    _hooks,
+    register_hooks,
+    unwrap_hooks,
+    wrapped,
+)
 from otel_mcp_health.frameworks._report import after_await, after_call
 
 NAME = "omh_shapefw"
@@ -65,7 +72,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setattr(_hooks, "_SAID", set())  # each test's refusals are said anew
     SEEN.clear()
     yield tmp_path
-    uninstall()
+    unwrap_hooks()
     for module in [m for m in sys.modules if m.startswith(NAME)]:
         del sys.modules[module]
 
@@ -180,10 +187,10 @@ def test_a_hook_point_of_another_shape_is_not_wrapped(
     module = importlib.import_module(TOOLS)
     expected = _outcome(case, module)  # the framework's own call, no hook anywhere
     with caplog.at_level(logging.WARNING, logger="otel_mcp_health"):
-        install((case.framework(),))
-        install((case.framework(),))  # instrumenting again: still one warning
+        register_hooks((case.framework(),))
+        register_hooks((case.framework(),))  # instrumenting again: still one warning
         seen = [_outcome(case, module) for _ in range(2)]
-    assert installed() == ()
+    assert wrapped() == ()
     assert seen == [expected, expected]
     assert SEEN == []  # the hook never ran
     [warning] = _warnings(caplog)
@@ -244,8 +251,8 @@ def test_the_expected_shape_is_wrapped_in_any_newer_release(
     module = importlib.import_module(TOOLS)
     expected = _outcome(case, module)
     with caplog.at_level(logging.WARNING, logger="otel_mcp_health"):
-        install((case.framework(),))
-    assert [p.name for p in installed()] == [case.name]
+        register_hooks((case.framework(),))
+    assert [p.name for p in wrapped()] == [case.name]
     assert _outcome(case, module) == expected
     assert [expected[1]] == SEEN
     assert _warnings(caplog) == []
@@ -257,9 +264,9 @@ def test_a_release_below_the_floor_is_refused_loudly(
     case = SHAPES["classmethod with the parameters it reads"]
     _distribution(site, "0.9", {"tools": case.body})
     with caplog.at_level(logging.WARNING, logger="otel_mcp_health"):
-        install((case.framework(">=1"),))
+        register_hooks((case.framework(">=1"),))
         module = importlib.import_module(TOOLS)
-    assert installed() == ()
+    assert wrapped() == ()
     assert case.call(module) == ["A"]
     [warning] = _warnings(caplog)
     assert f"{NAME} 0.9: outside the range its hooks support (>=1)" in warning
@@ -281,12 +288,12 @@ def test_one_module_of_another_shape_unhooks_the_whole_framework(
             Patch(f"{NAME}.client", "convert", SYNC_HOOK, ("session", "tool")),
         ),
     )
-    install((framework,))
+    register_hooks((framework,))
     tools = importlib.import_module(TOOLS)
-    assert [p.name for p in installed()] == ["load_tools"]
+    assert [p.name for p in wrapped()] == ["load_tools"]
     with caplog.at_level(logging.WARNING, logger="otel_mcp_health"):
         importlib.import_module(f"{NAME}.client")
-    assert installed() == ()
+    assert wrapped() == ()
     assert not hasattr(tools.load_tools, "__wrapped__")
     SEEN.clear()
     assert asyncio.run(tools.load_tools(None)) == ["t"]
@@ -318,9 +325,9 @@ async def test_a_refused_framework_is_evidence_missing_on_real_calls(
     case = MISMATCHES["sync where the hook awaits"] if refused else SHAPES["async method"]
     _distribution(site, "3.1", {"tools": case.body})
     with instrumented_pipeline() as pipeline:
-        install((case.framework(),))
+        register_hooks((case.framework(),))
         importlib.import_module(TOOLS)
-        assert (installed() == ()) is refused
+        assert (wrapped() == ()) is refused
         attrs = await _lookup_call_attributes(pipeline)
     if refused:
         assert "framework_install" in attrs[A.EVIDENCE_MISSING]

@@ -29,7 +29,7 @@ from tests.unit.test_framework_shapes import (
     site,  # noqa: F401 - the fixture
 )
 
-from otel_mcp_health.frameworks import Framework, install, installed, uninstall
+from otel_mcp_health.frameworks import Framework, register_hooks, unwrap_hooks, wrapped
 
 SYNC_FACADE = Case(
     "import asyncio, functools\n"
@@ -54,7 +54,7 @@ def test_a_sync_facade_over_a_coroutine_is_not_turned_into_a_coroutine(
     _distribution(site, "5.0", {"tools": SYNC_FACADE.body})
     module = importlib.import_module(TOOLS)
     expected = _outcome(SYNC_FACADE, module)
-    install((SYNC_FACADE.framework(),))
+    register_hooks((SYNC_FACADE.framework(),))
     assert _outcome(SYNC_FACADE, module) == expected
 
 
@@ -82,8 +82,8 @@ def test_a_user_subclass_that_returns_an_awaitable_meets_the_base_hook(
         def get_tools(self, ctx: object = None) -> Any:
             return super().get_tools(ctx)
 
-    install((case.framework(),))
-    assert [p.name for p in installed()] == [case.name]
+    register_hooks((case.framework(),))
+    assert [p.name for p in wrapped()] == [case.name]
     assert asyncio.run(Mine().get_tools()) == ["a"]
     assert SEEN == [["a"]]
 
@@ -112,12 +112,12 @@ def test_instrumenting_while_another_thread_imports_the_framework_hooks_it(
     try:
         with caplog.at_level(logging.WARNING, logger="otel_mcp_health"):
             threading.Timer(0.2, gate.release.set).start()
-            install((SHAPES["async method"].framework(),))
+            register_hooks((SHAPES["async method"].framework(),))
     finally:
         gate.release.set()
         importer.join(10)
     assert _warnings(caplog) == []
-    assert [p.name for p in installed()] == ["Toolset.get_tools"]
+    assert [p.name for p in wrapped()] == ["Toolset.get_tools"]
 
 
 @pytest.fixture
@@ -142,7 +142,7 @@ def test_a_refusal_is_one_warning_a_process(
     importlib.import_module(TOOLS)
     framework: Framework = case.framework()
     with caplog.at_level(logging.WARNING, logger="otel_mcp_health"):
-        install((framework,))
-        uninstall()
-        install((framework,))
+        register_hooks((framework,))
+        unwrap_hooks()
+        register_hooks((framework,))
     assert len(_warnings(caplog)) == 1

@@ -255,7 +255,7 @@ def encode_unapproved(reason: str) -> dict[str, Any]:
 
 
 def encode_missing(missing: tuple[str, ...]) -> dict[str, Any]:
-    """Evidence the installed SDK cannot give (docs/attributes.md): absent when none is missing."""
+    """Evidence the SDK in use cannot give (docs/attributes.md): absent when none is missing."""
     return {A.EVIDENCE_MISSING: missing} if missing else {}
 
 

@@ -68,6 +68,16 @@ class ToolChange:
         object.__setattr__(self, "kind", ChangeKind(self.kind))
 
 
+class _ChangedNames:
+    """An approval's tool changes of one kind, as the sorted names of their tools (read-only)."""
+
+    def __init__(self, kind: ChangeKind) -> None:
+        self._kind = kind
+
+    def __get__(self, approval: Approval, owner: object = None) -> tuple[str, ...]:
+        return tuple(sorted(c.name for c in approval.changes if c.kind == self._kind))
+
+
 @dataclass(frozen=True)
 class Approval:
     """The approval of one discovery: verdict, reason (``None`` when approved) and changes.
@@ -83,24 +93,10 @@ class Approval:
     uncompared_members: tuple[str, ...] = ()
     partial_tools: tuple[str, ...] = ()
 
-    def _names(self, kind: str) -> tuple[str, ...]:
-        return tuple(sorted(change.name for change in self.changes if change.kind == kind))
-
-    @property
-    def material(self) -> tuple[str, ...]:
-        return self._names(ChangeKind.MATERIAL)
-
-    @property
-    def cosmetic(self) -> tuple[str, ...]:
-        return self._names(ChangeKind.COSMETIC)
-
-    @property
-    def added(self) -> tuple[str, ...]:
-        return self._names(ChangeKind.ADDED)
-
-    @property
-    def removed(self) -> tuple[str, ...]:
-        return self._names(ChangeKind.REMOVED)
+    material = _ChangedNames(ChangeKind.MATERIAL)
+    cosmetic = _ChangedNames(ChangeKind.COSMETIC)
+    added = _ChangedNames(ChangeKind.ADDED)
+    removed = _ChangedNames(ChangeKind.REMOVED)
 
     @property
     def changed_members(self) -> tuple[str, ...]:

@@ -152,8 +152,9 @@ class CatalogDigester:
         if size > self._max_bytes or key in self._tools:
             return
         cache = self._tools
-        # An exact-size copy: a C encoder's output may keep its whole growth buffer (measured:
-        # 2 MiB of JSON held 32 MiB), which ``len`` does not show and the budget must not miss.
+        # An exact-size copy: a C encoder's output may keep its whole growth buffer, many times
+        # its length (docs/performance.md), which ``len`` does not show and the budget must not
+        # miss.
         cache[key] = (entry[0], bytes(memoryview(entry[1])))
         self._tool_bytes += size
         while len(cache) > self._max_tools or self._tool_bytes > self._max_bytes:

@@ -28,7 +28,7 @@ where the two could differ:
   does not depend on the caller's stack (``rfc8785`` recurses; ``orjson`` stops at 255 levels and
   hands deeper values to the exact path).
 
-``orjson`` is used when installed (the ``otel-mcp-health[fast]`` extra); otherwise the standard
+``orjson`` is used when importable (the ``otel-mcp-health[fast]`` extra); otherwise the standard
 library's C encoder. ``benchmarks/bench_digest.py`` measures all three paths; differential property
 tests (``tests/unit/test_jcs_differential.py``) check each against ``rfc8785`` byte for byte.
 """
@@ -278,7 +278,7 @@ def _refuse(value: Any) -> Any:  # noqa: ARG001 - stands in for an encoder: same
 
 
 def _load_orjson() -> tuple[Callable[[Any, Any, int], bytes], int] | None:
-    """``orjson.dumps`` and its options for JCS, when the optional [fast] extra is installed."""
+    """``orjson.dumps`` and its options for JCS, when the optional [fast] extra is importable."""
     try:
         import orjson
     except ImportError:
@@ -347,7 +347,7 @@ def _str_keys_only(value: Any) -> bool:
 
 _CONTAINERS: Final = (dict, list, tuple)
 
-#: The fast path in use: ``"orjson"`` when installed, else ``"stdlib"``.
+#: The fast path in use: ``"orjson"`` when importable, else ``"stdlib"``.
 ENCODER: Final = "stdlib" if _ORJSON is None else "orjson"
 _FAST: Final[dict[str, Callable[[Any, bytes], bytes]]] = {
     "orjson": _fast_orjson,

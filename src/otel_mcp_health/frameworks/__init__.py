@@ -10,17 +10,24 @@ session (or server) they came from, and records them as an ``mcp_health.install`
 :func:`otel_mcp_health.record_installed_tools` gives (docs/frameworks.md).
 
 Hooks load only when the framework is imported (post-import hooks, as the contrib
-instrumentations do), check the framework's installed version against the range they support and
+instrumentations do), check the framework's version against the range they support and
 degrade loudly: a version outside the range or a missing hook point is one warning, and that
 framework's installs are then not recorded (the catalog is judged on the discovery result, as
-without a hook). ``McpHealthInstrumentor`` installs and removes them with the SDK hooks.
+without a hook). ``McpHealthInstrumentor`` registers them with the SDK hooks and unwraps them
+with those.
 """
 
 from __future__ import annotations
 
 from otel_mcp_health.frameworks._crewai import CREWAI_TOOLS
 from otel_mcp_health.frameworks._google_adk import GOOGLE_ADK
-from otel_mcp_health.frameworks._hooks import Framework, Patch, install, installed, uninstall
+from otel_mcp_health.frameworks._hooks import (
+    Framework,
+    Patch,
+    register_hooks,
+    unwrap_hooks,
+    wrapped,
+)
 from otel_mcp_health.frameworks._langchain import LANGCHAIN
 from otel_mcp_health.frameworks._llama_index import LLAMA_INDEX
 from otel_mcp_health.frameworks._mcpadapt import MCPADAPT
@@ -40,4 +47,4 @@ FRAMEWORKS: tuple[Framework, ...] = (
     OPENAI_AGENTS,
 )
 
-__all__ = ["FRAMEWORKS", "Framework", "Patch", "install", "installed", "uninstall"]
+__all__ = ["FRAMEWORKS", "Framework", "Patch", "register_hooks", "unwrap_hooks", "wrapped"]

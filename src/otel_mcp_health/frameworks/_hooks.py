@@ -2,9 +2,9 @@
 
 A :class:`Framework` names its distribution, the oldest release its hooks were verified on (a
 PEP 440 range open upward: a new release is judged by its shape, not its number) and its
-:class:`Patch` es. :func:`install` registers one post-import hook per patched module; when that
-module is imported (or at once, if it already is) the framework's version is checked against the
-floor, every hook point of the module is checked for the shape its hook relies on
+:class:`Patch` es. :func:`register_hooks` registers one post-import hook per patched module; when
+that module is imported (or at once, if it already is) the framework's version is checked against
+the floor, every hook point of the module is checked for the shape its hook relies on
 (:mod:`._shape`: present, a coroutine function exactly when the hook awaits it, the parameters
 it reads), and only then is anything wrapped. A framework that fails either check is not hooked
 at all (what was wrapped of it in another module is unwrapped): one warning naming the
@@ -12,7 +12,7 @@ framework, its version and each hook point's problem, and ``framework_install`` 
 ``mcp_health.evidence.missing`` on the calls from then on, so none is judged ``healthy``
 (docs/frameworks.md). The framework itself runs untouched. wrapt cannot unregister a post-import
 hook, so a hook that fires while uninstrumented does nothing (a module already imported is
-handled at once); :func:`uninstall` unwraps what was wrapped.
+handled at once); :func:`unwrap_hooks` unwraps what was wrapped.
 """
 
 from __future__ import annotations
@@ -80,18 +80,18 @@ _ACTIVE: list[Framework] = []
 #: Modules with a post-import hook that has not fired yet (wrapt fires each registration once).
 _PENDING: set[str] = set()
 _WRAPPED: list[Patch] = []
-#: (distribution, module) pairs already handled, and each distribution's installed version.
+#: (distribution, module) pairs already handled, and each distribution's version found.
 _DONE: set[tuple[str, str]] = set()
 _VERSIONS: dict[str, Version] = {}
 #: Distributions found below the floor or with a hook point of another shape: never hooked.
 _REFUSED: set[str] = set()
-#: The refusals already said (distribution, version, why): kept across uninstall.
+#: The refusals already said (distribution, version, why): kept across :func:`unwrap_hooks`.
 _SAID: set[tuple[str, str, str]] = set()
 #: The ``mcp_health.evidence.missing`` name of what a refused framework's hooks would record.
 FRAMEWORK_INSTALL = "framework_install"
 
 
-def install(frameworks: tuple[Framework, ...]) -> None:
+def register_hooks(frameworks: tuple[Framework, ...]) -> None:
     """Wrap each framework's install points once its modules are imported."""
     _ACTIVE[:] = frameworks
     for framework in frameworks:
@@ -175,8 +175,8 @@ def _evidence_missing() -> None:
 
 
 def _supported(framework: Framework) -> bool:
-    """Whether the installed release is at or above the hooks' floor (when it is not: refused,
-    one warning); a release that is not installed (or unreadable) is skipped silently."""
+    """Whether the release present is at or above the hooks' floor (when it is not: refused,
+    one warning); a release that is absent (or unreadable) is skipped silently."""
     if framework.distribution in _REFUSED:
         return False
     if framework.distribution not in _VERSIONS:
@@ -191,12 +191,12 @@ def _supported(framework: Framework) -> bool:
     return True
 
 
-def installed() -> tuple[Patch, ...]:
+def wrapped() -> tuple[Patch, ...]:
     """The framework hook points currently wrapped."""
     return tuple(_WRAPPED)
 
 
-def uninstall() -> None:
+def unwrap_hooks() -> None:
     """Unwrap every framework hook point; the post-import hooks stay, inert."""
     _ACTIVE.clear()
     _DONE.clear()

@@ -6,7 +6,7 @@ sends (named ``{mcp.method.name} {target}``, e.g. ``tools/call create_ticket``).
 creates its own ``MCP send …`` client spans; this instrumentation takes that span's place (the SDK
 is handed our span, so there is never a second one and W3C trace context still flows into
 ``params._meta``). On the in-process direct path and on mcp 1.x, where the SDK emits no span, it
-creates one. The hooks are picked by the installed SDK line (``_compat``; a missing private hook
+creates one. The hooks are picked by the SDK line in use (``_compat``; a missing private hook
 is a warning and ``mcp_health.evidence.missing`` on the affected spans, never an error:
 docs/configuration.md#supported-sdks).
 Each span carries small, safe evidence under ``mcp_health.`` (docs/model.md#privacy) that the span
@@ -157,18 +157,18 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
             max_pages=_options.max_pages_(),
             pins=_pins(kwargs.get("approved_catalog")),
         )
-        _compat.install(_state.TELEMETRY)
+        _compat.wrap_hooks(_state.TELEMETRY)
         # Zero-code outcome verifiers: the policy file OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES.
         verifiers.install_from_env()
         from otel_mcp_health import frameworks  # they report through this instrumentation
 
-        frameworks.install(frameworks.FRAMEWORKS)
+        frameworks.register_hooks(frameworks.FRAMEWORKS)
 
     def _uninstrument(self, **kwargs: Any) -> None:
         from otel_mcp_health import frameworks
 
-        frameworks.uninstall()
-        _compat.uninstall()
+        frameworks.unwrap_hooks()
+        _compat.unwrap_hooks()
         _state.TELEMETRY = None
         _outcomes.reset()
         _servers.SERVERS.clear()

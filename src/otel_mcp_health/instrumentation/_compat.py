@@ -1,4 +1,4 @@
-"""Which SDK hooks to install on the installed ``mcp`` line, and what is lost when one is absent.
+"""Which SDK hooks to wrap on the ``mcp`` line in use, and what is lost when one is absent.
 
 One instrumentor covers ``mcp >= 1.19, < 3`` (docs/configuration.md#supported-sdks). The 2.x line
 sends every request through a dispatcher and emits its own client span (which we take over);
@@ -29,7 +29,7 @@ from otel_mcp_health.instrumentation import (
     _session_wrappers,
     _v1_wrappers,
 )
-from otel_mcp_health.instrumentation._sdk import EVIDENCE, MCP_LINE, installed_version
+from otel_mcp_health.instrumentation._sdk import EVIDENCE, MCP_LINE, sdk_version
 from otel_mcp_health.instrumentation._shell import UnboundWrapper, after, bind
 from otel_mcp_health.instrumentation._state import Telemetry
 
@@ -244,7 +244,7 @@ HOOKS_1X: Final = (
 
 
 def hooks() -> tuple[Hook, ...]:
-    """The installed line's hook table."""
+    """The hook table of the line in use."""
     return HOOKS_1X if MCP_LINE == 1 else HOOKS_2X
 
 
@@ -262,20 +262,20 @@ def _resolves(module: str, path: str) -> bool:
     return True
 
 
-#: The hooks the current ``instrument()`` wrapped (what :func:`uninstall` unwraps).
-_INSTALLED: list[Hook] = []
+#: The hooks the current ``instrument()`` wrapped (what :func:`unwrap_hooks` unwraps).
+_WRAPPED: list[Hook] = []
 
 
-def installed() -> tuple[Hook, ...]:
+def wrapped() -> tuple[Hook, ...]:
     """The hooks currently wrapped."""
-    return tuple(_INSTALLED)
+    return tuple(_WRAPPED)
 
 
-def install(telemetry: Telemetry) -> None:
+def wrap_hooks(telemetry: Telemetry) -> None:
     """Wrap every hook that resolves and has the expected shape (remembered for
-    :func:`uninstall`).
+    :func:`unwrap_hooks`).
 
-    Without a required (public) hook nothing is installed: one error says so, the host runs on.
+    Without a required (public) hook nothing is wrapped: one error says so, the host runs on.
     A private hook point that is missing or of another shape is not wrapped: one warning names
     each and the evidence lost (:func:`_warn`).
     """
@@ -284,7 +284,7 @@ def install(telemetry: Telemetry) -> None:
     if required:
         _logger.error(
             "otel-mcp-health: mcp %s lacks %s; MCP requests are not instrumented.",
-            installed_version(),
+            sdk_version(),
             ", ".join(f"{h.module}.{h.name}" for h in required),
         )
         return
@@ -294,7 +294,7 @@ def install(telemetry: Telemetry) -> None:
     for hook in usable:
         if hook.wrapper is not None:
             wrap_function_wrapper(hook.module, hook.name, bind(hook.wrapper, telemetry))
-            _INSTALLED.append(hook)
+            _WRAPPED.append(hook)
     missing = [h for h in table if h not in usable]
     lost = sorted({h.evidence for h in missing if h.evidence})
     telemetry.missing_evidence = tuple(lost)
@@ -314,15 +314,15 @@ def _warn(missing: list[Hook], shapes: dict[Hook, str], lost: list[str]) -> None
     _logger.warning(
         "otel-mcp-health: mcp %s lacks %s; this evidence will be missing: %s. Affected calls are "
         "never judged healthy (mcp_health.evidence.missing).",
-        installed_version(),
+        sdk_version(),
         names,
         "; ".join(EVIDENCE[e] for e in lost),
     )
 
 
-def uninstall() -> None:
-    """Unwrap what :func:`install` wrapped, in reverse order."""
-    while _INSTALLED:
-        hook = _INSTALLED.pop()
+def unwrap_hooks() -> None:
+    """Unwrap what :func:`wrap_hooks` wrapped, in reverse order."""
+    while _WRAPPED:
+        hook = _WRAPPED.pop()
         owner, _, attribute = f"{hook.module}.{hook.name}".rpartition(".")
         unwrap(owner, attribute)

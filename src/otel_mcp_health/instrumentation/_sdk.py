@@ -12,24 +12,24 @@ from otel_mcp_health.core.failures import is_cancellation
 from otel_mcp_health.core.vocabulary import Era
 
 
-def installed_version() -> str:
-    """The installed ``mcp`` version, for messages."""
+def sdk_version() -> str:
+    """The version of the ``mcp`` distribution in use, for messages."""
     try:
         return version("mcp")
     except PackageNotFoundError:
         return "(not installed)"
 
 
-def _installed_line() -> int:
-    """The major version of the installed ``mcp`` (0 when it is missing or unreadable)."""
+def _sdk_line() -> int:
+    """The major version of the ``mcp`` in use (0 when it is missing or unreadable)."""
     try:
-        return int(installed_version().split(".", 1)[0])
+        return int(sdk_version().split(".", 1)[0])
     except ValueError:
         return 0
 
 
 #: ``1`` or ``2``: which SDK line the hooks are picked for (docs/configuration.md#supported-sdks).
-MCP_LINE: Final = _installed_line()
+MCP_LINE: Final = _sdk_line()
 # JSON-RPC codes the SDK synthesizes itself (never on the wire): mcp_types.jsonrpc on 2.x; the
 # 1.x line reports a timeout as HTTP's 408 in an ``McpError`` (mcp.shared.session).
 CONNECTION_CLOSED: Final = -32000

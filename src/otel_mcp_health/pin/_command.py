@@ -25,7 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from otel_mcp_health._files import read_pin_text
+from otel_mcp_health._files import (
+    READ_ERRORS,
+    ReadFailure,
+    read_failure,
+    read_pin_text,
+    say_read_failure,
+)
 from otel_mcp_health.core.approval import judge_approval
 from otel_mcp_health.core.digest import DigestError
 from otel_mcp_health.core.pins import (
@@ -58,21 +64,25 @@ class PinEntry:
     port: str | None
 
 
+#: How a pin file that cannot be read is spoken of (a directory or a FIFO is a ``PinsError``).
+_PIN_FILE_WORDS: Final = {
+    ReadFailure.MISSING: "cannot read the pin file (no such file)",
+    ReadFailure.NOT_TEXT: "corrupt pin file (not UTF-8 text)",
+    ReadFailure.UNREADABLE: "cannot read the pin file ({os})",
+}
+
+
 def read_pins(path: str, *, missing_ok: bool) -> PinFile | None:
     """The pin file, ``None`` when it does not exist and ``missing_ok``; anything unreadable or
     invalid is one :class:`PinInputError` naming the file (its content is never quoted)."""
     try:
         text = read_pin_text(path)
-    except FileNotFoundError:
-        if missing_ok:
-            return None
-        raise PinInputError(f"{path}: cannot read the pin file (no such file)") from None
     except PinsError as exc:
         raise PinInputError(f"{path}: cannot read the pin file ({exc.reason})") from None
-    except UnicodeDecodeError:
-        raise PinInputError(f"{path}: corrupt pin file (not UTF-8 text)") from None
-    except OSError as exc:
-        raise PinInputError(f"{path}: cannot read the pin file ({exc.strerror})") from None
+    except READ_ERRORS as exc:
+        if missing_ok and read_failure(exc) is ReadFailure.MISSING:
+            return None
+        raise PinInputError(f"{path}: {say_read_failure(exc, _PIN_FILE_WORDS)}") from None
     try:
         return parse_pins(text)
     except PinsError as exc:

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any, Final
 
-from otel_mcp_health._files import read_errors
+from otel_mcp_health._files import ReadFailure, say_read_failure
 from otel_mcp_health.core.digest import PROJECTED_MEMBERS
 from otel_mcp_health.pin._bundle_zip import LayoutError, open_zip
 from otel_mcp_health.pin._errors import PinInputError
@@ -133,24 +133,28 @@ def _from_zip(handle: IO[bytes], path: str) -> bytes:
         raise PinInputError(f"{path}: not a readable .mcpb (zip) bundle: {exc}") from None
 
 
+#: How a bundle or manifest that cannot be read is spoken of.
+_BUNDLE_WORDS: Final = {
+    ReadFailure.MISSING: "no such bundle or manifest",
+    ReadFailure.NOT_A_FILE: "is a directory, expected manifest.json or a .mcpb",
+    ReadFailure.UNREADABLE: "cannot read the bundle ({os})",
+}
+
+
 def _manifest_bytes(path: str, sha256: str | None) -> tuple[bytes, str]:
     """The manifest's bytes and the SHA-256 of the file given (checked against ``sha256``)."""
-    errors = read_errors(
-        path,
-        PinInputError,
-        missing="no such bundle or manifest",
-        directory="is a directory, expected manifest.json or a .mcpb",
-        unreadable="cannot read the bundle",
-    )
-    with errors, Path(path).open("rb") as handle:
-        actual = _sha256(handle)
-        if sha256 is not None and actual != sha256:
-            raise PinInputError(f"{path}: SHA-256 mismatch, the bundle is not the one expected")
-        if handle.read(4) == b"PK\x03\x04":
+    try:
+        with Path(path).open("rb") as handle:
+            actual = _sha256(handle)
+            if sha256 is not None and actual != sha256:
+                raise PinInputError(f"{path}: SHA-256 mismatch, the bundle is not the one expected")
+            if handle.read(4) == b"PK\x03\x04":
+                handle.seek(0)
+                return _from_zip(handle, path), actual
             handle.seek(0)
-            return _from_zip(handle, path), actual
-        handle.seek(0)
-        return _capped(handle, path), actual
+            return _capped(handle, path), actual
+    except OSError as exc:
+        raise PinInputError(f"{path}: {say_read_failure(exc, _BUNDLE_WORDS)}") from None
 
 
 def _static_responses(manifest: Mapping[str, Any]) -> list[Mapping[str, Any]]:

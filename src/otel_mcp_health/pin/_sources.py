@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from otel_mcp_health._files import read_errors
+from otel_mcp_health._files import ReadFailure, say_read_failure
 from otel_mcp_health.pin._errors import PinInputError
 
 #: A JSON source larger than this is refused before it is parsed (a tools/list of 10,000 tools
@@ -42,15 +42,16 @@ class Source:
 
 def read_bytes(path: str, what: str, cap: int = MAX_JSON_BYTES) -> bytes:
     """At most ``cap`` bytes of ``path``; a larger or unreadable file is an input error."""
-    errors = read_errors(
-        path,
-        PinInputError,
-        missing=f"no such {what}",
-        directory=f"is a directory, expected a {what}",
-        unreadable=f"cannot read the {what}",
-    )
-    with errors, Path(path).open("rb") as handle:
-        data = handle.read(cap + 1)
+    try:
+        with Path(path).open("rb") as handle:
+            data = handle.read(cap + 1)
+    except OSError as exc:
+        words = {
+            ReadFailure.MISSING: f"no such {what}",
+            ReadFailure.NOT_A_FILE: f"is a directory, expected a {what}",
+            ReadFailure.UNREADABLE: f"cannot read the {what} ({{os}})",
+        }
+        raise PinInputError(f"{path}: {say_read_failure(exc, words)}") from None
     if len(data) > cap:
         raise PinInputError(f"{path}: the {what} is larger than {cap} bytes")
     return data

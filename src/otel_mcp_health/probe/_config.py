@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from otel_mcp_health._files import READ_ERRORS, ReadFailure, say_read_failure
 from otel_mcp_health.core import toml_fields
 from otel_mcp_health.core.toml_fields import FieldError
 
@@ -29,6 +30,11 @@ DEFAULT_MAX_PAGES: Final = 100
 TRANSPORTS: Final = ("streamable_http", "sse", "stdio")
 ERAS: Final = ("auto", "legacy", "modern")
 VERIFY: Final = ("not_required", "policy")
+#: How a configuration file that cannot be read is spoken of (a missing one in the OS's words).
+_CONFIG_FILE_WORDS: Final = {
+    ReadFailure.NOT_TEXT: "not UTF-8 text",
+    ReadFailure.UNREADABLE: "cannot read ({os})",
+}
 _NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _HEADER: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}")
 _ENV_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
@@ -336,10 +342,8 @@ def load_config(path: str | Path) -> ProbeConfig:
     source = str(path)
     try:
         text = Path(path).read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ProbeConfigError(source, ["not UTF-8 text"]) from None
-    except OSError as exc:
-        raise ProbeConfigError(source, [f"cannot read ({exc.strerror})"]) from None
+    except READ_ERRORS as exc:
+        raise ProbeConfigError(source, [say_read_failure(exc, _CONFIG_FILE_WORDS)]) from None
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -17,8 +17,9 @@ from otel_mcp_health.core.vocabulary import OutcomeResult
 from otel_mcp_health.verifiers._receipts import CallContext, Receipt, VerifierFn, coerce
 
 _T = TypeVar("_T")
-#: The most bytes :class:`file_digest` hashes by default (64 MiB, about 0.1 to 0.3 s of SHA-256):
-#: a larger file is ``inconclusive`` (``file_too_large``) after one ``stat``, never read whole.
+#: The most bytes :class:`file_digest` hashes by default (64 MiB; its time is in
+#: docs/performance.md): a larger file is ``inconclusive`` (``file_too_large``) after one
+#: ``stat``, never read whole.
 MAX_DIGEST_BYTES: Final = 64 * 1024 * 1024
 _CHUNK: Final = 1024 * 1024
 

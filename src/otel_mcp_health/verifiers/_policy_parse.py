@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from otel_mcp_health._files import INPUT_FILE_WORDS, READ_ERRORS, say_read_failure
 from otel_mcp_health.core import toml_fields
 from otel_mcp_health.core.toml_fields import FieldError
 from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED
@@ -307,18 +308,9 @@ def read_document(path: Path) -> dict[str, Any]:
     source = str(path)
     try:
         text = path.read_bytes().decode("utf-8-sig")
-    except FileNotFoundError:
-        raise OutcomePolicyError(source, [Problem(None, None, "no such file")]) from None
-    except IsADirectoryError:
-        raise OutcomePolicyError(
-            source, [Problem(None, None, "is a directory, expected a file")]
-        ) from None
-    except UnicodeDecodeError:
-        raise OutcomePolicyError(source, [Problem(None, None, "not UTF-8 text")]) from None
-    except OSError as exc:
-        raise OutcomePolicyError(
-            source, [Problem(None, None, f"cannot read ({exc.strerror})")]
-        ) from None
+    except READ_ERRORS as exc:
+        why = say_read_failure(exc, INPUT_FILE_WORDS)
+        raise OutcomePolicyError(source, [Problem(None, None, why)]) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
