@@ -17,7 +17,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health.instrumentation import _request_hooks, _result_hooks, _session_hooks, _state
+from otel_mcp_health.instrumentation import _request_hooks, _result_hooks, _state
 from otel_mcp_health.instrumentation._shell import (
     Args,
     Kwargs,
@@ -287,24 +287,3 @@ class _SdkSpanView(ObjectProxy):
 
     def record_exception(self, exception: BaseException, *args: Any, **kwargs: Any) -> None:
         """Dropped: exception events carry the class name only."""
-
-
-# ----------------------------------------------------------------------------------------------
-# In-process servers: which server object a session talks to (docs/model.md#scope)
-# ----------------------------------------------------------------------------------------------
-
-
-def server_run(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
-) -> Any:
-    """``mcp.server.lowlevel.Server.run`` (both lines): an in-process server starts reading
-    its requests; the client session writing into that stream talks to this server object
-    (docs/model.md#scope). Returns the coroutine unchanged."""
-    if active(configured) is not None:
-        with fence("in-process server"):
-            _session_hooks.in_process_server(instance, argument(args, kwargs, 0, "read_stream"))
-    return wrapped(*args, **kwargs)
