@@ -103,11 +103,7 @@ def _wire_request(args: Args, kwargs: Kwargs) -> tuple[Any, Any, Any]:
 
 
 def send_raw_request(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``JSONRPCDispatcher.send_raw_request`` and ``DirectDispatcher.send_raw_request``.
 
@@ -171,11 +167,7 @@ async def run_request(
 
 
 def otel_span(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``mcp.shared.jsonrpc_dispatcher.otel_span``: hand the SDK our span for a client request.
 
@@ -194,11 +186,7 @@ def otel_span(
 
 
 def dispatch_notification(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``JSONRPCDispatcher._dispatch_notification`` (sync): progress naming another token."""
     if active(configured) is not None and instance in _state.DISPATCHERS:
@@ -210,11 +198,7 @@ def dispatch_notification(
 
 
 def make_context(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``DirectDispatcher._make_context`` (sync): the in-process peer minted the request's id.
 
@@ -236,11 +220,7 @@ def make_context(
 
 
 def dispatcher_write(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``JSONRPCDispatcher._write``: the moment a request may reach the server (a cancellation
     before it is no call, after it is silence). Observed as the write is called; the SDK's own

@@ -30,11 +30,7 @@ from otel_mcp_health.instrumentation._state import Slot, Telemetry
 # ClientSession: its end, typed layer, call_tool
 # ----------------------------------------------------------------------------------------------
 async def session_aexit(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``ClientSession.__aexit__``: ``mcp.client.session.duration``."""
     telemetry = active(configured)
@@ -63,11 +59,7 @@ def _finish_slot(telemetry: Telemetry, slot: Slot, exc: BaseException | None) ->
 
 
 def send_request(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``ClientSession.send_request``: keep the span open through result validation.
 
@@ -136,11 +128,7 @@ async def _observed_call(
 
 
 async def validate_tool_result(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``ClientSession.validate_tool_result``: the SDK's output-schema check, raised after the
     request span's dispatcher block ended -- attributed here to the still-open ``tools/call`` span.
@@ -163,11 +151,7 @@ async def validate_tool_result(
 
 
 async def client_call_tool(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``mcp.Client.call_tool``: its ``HEADER_MISMATCH`` re-list is the SDK's, not a discovery."""
     if active(configured) is None:

@@ -57,11 +57,7 @@ def _wire_request(session: Any, args: Args, kwargs: Kwargs) -> Args:
 
 
 async def send_request(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``ClientSession.send_request`` (``BaseSession``'s): one record and span per request; learns
     its id before the write."""
