@@ -2,8 +2,10 @@
 
 * The seam is read from the wrappers' own code: every call of our logic a wrapper makes goes
   through a hook module's attribute, inside a fence (``with fence(...)`` or ``try/except``); a
-  factory-built wrapper (a row of the patch table) calls the hook it was built for, looked up
-  with ``getattr`` inside its fence.
+  wrapper that shares its module with hooks (a transport's home, which names its wrapper code in
+  ``WRAPPERS``) calls the hooks beside it by name, inside a fence all the same; a factory-built
+  wrapper (a row of the patch table) calls the hook it was built for, looked up with ``getattr``
+  inside its fence.
 * With every function of our extraction seam (the hook modules) forced to raise, the application
   sees the same outcomes as without instrumentation, receives the very objects the SDK produced
   (``is``), and gets no new exception.
@@ -17,6 +19,7 @@ import ast
 import importlib
 import inspect
 import logging
+import sys
 from collections.abc import Iterator
 from importlib.metadata import entry_points
 from types import ModuleType
@@ -40,22 +43,53 @@ from otel_mcp_health.instrumentation import (
     _catalog_hooks,
     _compat,
     _dispatch_wrappers,
-    _http_wrappers,
     _session_wrappers,
     _shell,
     _state,
     _v1_wrappers,
 )
-from otel_mcp_health.instrumentation._shell import FACTORY_HOOKS, HOOK_MODULES
+from otel_mcp_health.instrumentation._compat import HOOK_MODULES
+from otel_mcp_health.instrumentation._shell import FACTORY_HOOKS
 from otel_mcp_health.package import _instruments
 
 pytestmark = pytest.mark.anyio
 
-#: The modules whose functions wrap the SDK (the shell: the wrapper factories too, and the patch
-#: table whose rows they build), and the one that holds its data.
-WRAPPER_MODULES = (_shell, _session_wrappers, _dispatch_wrappers, _v1_wrappers, _http_wrappers)
+#: The modules that hold wrapper code only (the shell: the wrapper factories too, and the
+#: wrappers of sessions, dispatchers and the 1.x client), and the one that holds their data.
+WRAPPER_MODULES = (_shell, _session_wrappers, _dispatch_wrappers, _v1_wrappers)
 _SHELL = {module.__name__ for module in WRAPPER_MODULES} | {_state.__name__}
 _PACKAGE = "otel_mcp_health"
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _wrapper_code(module: ModuleType, tree: ast.Module) -> set[str]:
+    """The functions of a hook module that run as wrapper code: those its ``WRAPPERS`` names (a
+    partial's function and the functions it is given), and every private function of the module
+    they reach by name (a helper that runs inside a wrapper is wrapper code too)."""
+    roots: list[Any] = []
+    for wrapper in getattr(module, "WRAPPERS", ()):
+        roots.append(getattr(wrapper, "func", wrapper))
+        roots.extend(v for v in getattr(wrapper, "keywords", {}).values() if inspect.isfunction(v))
+    names = {f.__name__ for f in roots if f.__module__ == module.__name__}
+    defs = {node.name: node for node in tree.body if isinstance(node, _FUNCTIONS)}
+    assert names <= set(defs), f"{module.__name__}.WRAPPERS names a function it does not define"
+    todo = list(names)
+    while todo:
+        for node in ast.walk(defs[todo.pop()]):
+            if not isinstance(node, ast.Name) or node.id in names:
+                continue
+            if node.id.startswith("_") and node.id in defs:
+                names.add(node.id)
+                todo.append(node.id)
+    return names
+
+
+#: Per hook module that also holds wrappers (a transport's home): the names of its wrapper code.
+WRAPPER_CODE = {
+    module: _wrapper_code(module, ast.parse(inspect.getsource(module)))
+    for module in HOOK_MODULES
+    if hasattr(module, "WRAPPERS")
+}
 
 
 def _ours(value: object) -> bool:
@@ -86,36 +120,57 @@ def _fenced_lines(tree: ast.AST) -> set[int]:
     return lines
 
 
+def _read_wrappers() -> Iterator[tuple[ModuleType, set[int], ast.Call]]:
+    """Every call in wrapper code, with its module and the module's fenced lines: the whole of a
+    wrapper module, and the wrapper code of a hook module (:data:`WRAPPER_CODE`)."""
+    for module in (*WRAPPER_MODULES, *WRAPPER_CODE):
+        tree = ast.parse(inspect.getsource(module))
+        fenced = _fenced_lines(tree)
+        code: list[ast.AST] = [tree]
+        if module in WRAPPER_CODE:
+            code = [
+                n for n in tree.body if isinstance(n, _FUNCTIONS) and n.name in WRAPPER_CODE[module]
+            ]
+        for node in (call for part in code for call in ast.walk(part)):
+            if isinstance(node, ast.Call):
+                yield module, fenced, node
+
+
 def _wrapper_calls() -> tuple[set[tuple[ModuleType, str]], list[str]]:
     """Every ``<module>.<function>`` of ours the wrappers call, and every call that bypasses
     the seam (our logic called by name, from a non-hook module, or outside a fence)."""
     seam: set[tuple[ModuleType, str]] = set()
     bypasses: list[str] = []
-    for wrapper in WRAPPER_MODULES:
-        tree = ast.parse(inspect.getsource(wrapper))
-        fenced = _fenced_lines(tree)
-        for node in ast.walk(tree):
-            if not isinstance(node, ast.Call):
+    for wrapper, fenced, node in _read_wrappers():
+        func, where = node.func, f"{wrapper.__name__}:{node.lineno}"
+        if _is_getattr(func):  # a factory's hook, looked up by name at call time
+            if node.lineno not in fenced:
+                bypasses.append(f"{where} calls a hook found by getattr unfenced")
+        elif isinstance(func, ast.Name):
+            target = getattr(wrapper, func.id, None)
+            if wrapper in WRAPPER_CODE and getattr(target, "__module__", None) == wrapper.__name__:
+                if func.id in WRAPPER_CODE[wrapper]:
+                    continue  # wrapper code of the same module
+                seam.add((wrapper, func.id))  # a hook beside the wrapper, called by its name
+                if node.lineno not in fenced:
+                    bypasses.append(f"{where} calls {func.id} unfenced")
+            elif _ours(target) and target.__module__ not in _SHELL:  # type: ignore[union-attr]
+                bypasses.append(f"{where} calls {func.id} by name")
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            module = getattr(wrapper, func.value.id, None)
+            if not isinstance(module, ModuleType) or not _ours(module):
                 continue
-            func, where = node.func, f"{wrapper.__name__}:{node.lineno}"
-            if _is_getattr(func):  # a factory's hook, looked up by name at call time
-                if node.lineno not in fenced:
-                    bypasses.append(f"{where} calls a hook found by getattr unfenced")
-            elif isinstance(func, ast.Name):
-                target = getattr(wrapper, func.id, None)
-                if _ours(target) and target.__module__ not in _SHELL:  # type: ignore[union-attr]
-                    bypasses.append(f"{where} calls {func.id} by name")
-            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-                module = getattr(wrapper, func.value.id, None)
-                if not isinstance(module, ModuleType) or not _ours(module):
-                    continue
-                if module.__name__ in _SHELL:
-                    if module is _state and inspect.isfunction(getattr(module, func.attr, None)):
-                        bypasses.append(f"{where} calls _state.{func.attr}")
-                    continue
-                seam.add((module, func.attr))
-                if node.lineno not in fenced:
-                    bypasses.append(f"{where} calls {func.value.id}.{func.attr} unfenced")
+            if module.__name__ in _SHELL:
+                if module is _state and inspect.isfunction(getattr(module, func.attr, None)):
+                    bypasses.append(f"{where} calls _state.{func.attr}")
+                continue
+            if func.attr in WRAPPER_CODE.get(module, ()):
+                continue  # another module's wrapper code (read there)
+            seam.add((module, func.attr))
+            if func.attr.startswith("_"):
+                bypasses.append(f"{where} calls {func.value.id}.{func.attr}, not a hook")
+            if node.lineno not in fenced:
+                bypasses.append(f"{where} calls {func.value.id}.{func.attr} unfenced")
     seam.update(FACTORY_HOOKS)  # what the patch table's factory-built rows call
     return seam, bypasses
 
@@ -130,7 +185,8 @@ def _is_getattr(func: ast.expr) -> bool:
 WRAPPER_CALLS, BYPASSES = _wrapper_calls()
 #: Every function of the extraction seam, the only place our own logic runs: what the wrappers
 #: call, and every public function of the hook modules (the hooks call some of them in turn),
-#: but the instrumentor's own life cycle (``uninstrument`` resets the unreconciled calls).
+#: but the wrapper code beside them and the instrumentor's own life cycle (``uninstrument``
+#: resets the unreconciled calls).
 SEAM_FUNCTIONS = WRAPPER_CALLS | {
     (module, name)
     for module in HOOK_MODULES
@@ -139,6 +195,7 @@ SEAM_FUNCTIONS = WRAPPER_CALLS | {
     and fn.__module__ == module.__name__
     and not name.startswith("_")
     and name != "reset"
+    and name not in WRAPPER_CODE.get(module, ())
 }
 SEAM = sorted({name for _, name in SEAM_FUNCTIONS})
 
@@ -225,16 +282,29 @@ async def test_seam_is_complete() -> None:
     for module, name in FACTORY_HOOKS:
         assert inspect.isfunction(getattr(module, name)), f"{module.__name__}.{name}"
     assert {"register_session", "stream_ended", "listen_settled"} <= called
-    # the patch table's wrappers come from the shell modules only
+    # the patch table's wrappers are wrapper code: of a wrapper module, or named by the WRAPPERS
+    # of a transport's home (never a hook)
+    assert WRAPPER_CODE, "no hook module names its wrapper code"
     for hook in (*_compat.HOOKS_1X, *_compat.HOOKS_2X):
         if hook.wrapper is not None:
             found = getattr(hook.wrapper, "func", hook.wrapper)  # a functools.partial's function
-            assert found.__module__ in _SHELL, f"{hook.module}.{hook.name}"
+            home = sys.modules[found.__module__]
+            assert found.__module__ in _SHELL or found.__name__ in WRAPPER_CODE.get(home, ()), (
+                f"{hook.module}.{hook.name}"
+            )
 
 
 #: Run 1 breaks everything (no session is ever registered). Run 2 lets sessions and requests
 #: start so every per-request hook is reached, and breaks all the rest.
-_KEEP = {"register_session", "begin_request", "stdio_spawned", "post_matches"}
+_KEEP = {
+    "register_session",
+    "learn_pipe",  # the transport each registration learns (register_session's own parts)
+    "learn_sse",
+    "learn_in_process",
+    "begin_request",
+    "stdio_spawned",
+    "post_matches",
+}
 
 
 @pytest.mark.parametrize("keep", [set(), _KEEP], ids=["all-broken", "requests-start"])
@@ -287,6 +357,8 @@ async def test_forced_failures_change_nothing(
             "installed_tools",  # not called by any hook (public API only)
             "page_result",  # called from inside on_result
             "on_progress",  # called from inside the progress tap
+            "response_fact",  # called from inside on_http_response and the SSE hooks
+            "failure_facts",  # called from inside on_http_error and the SSE hooks
             "session_started",
             "on_sdk_span_exit",
             "taken_by_session",  # mcp 1.x only (run by the version matrix)

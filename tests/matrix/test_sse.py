@@ -250,7 +250,7 @@ async def test_broken_sse_hooks_change_nothing_for_the_application(
     same exception as with the instrumentation switched off."""
     from opentelemetry.instrumentation.utils import suppress_instrumentation
 
-    from otel_mcp_health.instrumentation import _transport_hooks
+    from otel_mcp_health.instrumentation import _sse
 
     with suppress_instrumentation():
         baseline = await _run_as_the_application(gateway)
@@ -259,6 +259,6 @@ async def test_broken_sse_hooks_change_nothing_for_the_application(
         raise RuntimeError("forced failure")
 
     for name in ("sse_exchange", "sse_answered", "sse_failed"):
-        monkeypatch.setattr(_transport_hooks, name, broken)
+        monkeypatch.setattr(_sse, name, broken)
     assert await _run_as_the_application(gateway) == baseline
     assert not ours(verdicts, A.CONNECT_SPAN_NAME)

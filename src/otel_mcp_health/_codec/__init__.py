@@ -23,7 +23,7 @@ call's approval against the approved catalog.
 Every function here is used by the instrumentation or the processor.
 """
 
-from otel_mcp_health._codec._read import Attributes, present
+from otel_mcp_health._codec._read import Attributes, present, read_str
 from otel_mcp_health._codec.approval import (
     decode_call_approval,
     encode_call_approval,
@@ -177,5 +177,6 @@ __all__ = [
     "has_network",
     "label_attributes",
     "present",
+    "read_str",
     "scope_material",
 ]

@@ -4,7 +4,8 @@ A server chooses its tool names, its name and version, its session id and the pr
 its schemas; a hostile one can make them a megabyte long or different on every call. Anything of
 that kind we export is length-capped (:func:`cap`: a prefix plus a short digest of the whole, so
 distinct names stay distinct), and a metric label takes at most a fixed number of distinct values
-(:class:`LabelBudget`: later new values fold into :data:`OVERFLOW`).
+(:class:`LabelBudget`: later new values fold into :data:`OVERFLOW`). The servers remembered at
+once are bounded here too (:data:`MAX_SERVERS`), one bound for both halves.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ MAX_NAMES: Final = 16
 """Most server-chosen names exported in one list attribute (e.g. missing argument names)."""
 MAX_LABEL_VALUES: Final = 1000
 """Most distinct values of one open label (tool name, server) per metric."""
+MAX_SERVERS: Final = 1024
+"""Most servers whose discovery is remembered at once, in the instrumentation (what a session
+without a discovery of its own inherits) and in the span processor (what its sessions share);
+least recently used forgotten first."""
 OVERFLOW: Final = "_overflow"
 """The label value every further distinct value folds into."""
 _DIGEST_CHARS: Final = 12

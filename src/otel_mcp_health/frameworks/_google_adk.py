@@ -31,15 +31,15 @@ _logger = logging.getLogger(__name__)
 async def _get_tools(
     wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
-    from otel_mcp_health.instrumentation import _state
+    from otel_mcp_health.instrumentation import LISTING
 
-    listing = _state.LISTING.set(None)
+    listing = LISTING.set(None)
     try:
         tools = await wrapped(*args, **kwargs)
-        _report(instance, tools, _state.LISTING.get())
+        _report(instance, tools, LISTING.get())
         return tools
     finally:
-        _state.LISTING.reset(listing)
+        LISTING.reset(listing)
 
 
 def _report(toolset: Any, tools: Any, listing: Any) -> None:

@@ -167,11 +167,9 @@ def _refuse(framework: Framework, why: str) -> None:
 def _evidence_missing() -> None:
     """Add ``framework_install`` to the evidence the active instrumentation lacks: every call
     span from then on names it in ``mcp_health.evidence.missing``, as a missing SDK hook does."""
-    from otel_mcp_health.instrumentation import _state
+    from otel_mcp_health.instrumentation import add_missing_evidence
 
-    telemetry = _state.TELEMETRY
-    if telemetry is not None and FRAMEWORK_INSTALL not in telemetry.missing_evidence:
-        telemetry.missing_evidence = (*telemetry.missing_evidence, FRAMEWORK_INSTALL)
+    add_missing_evidence(FRAMEWORK_INSTALL)
 
 
 def _supported(framework: Framework) -> bool:

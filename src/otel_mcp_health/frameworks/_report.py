@@ -91,17 +91,17 @@ async def collecting(
 ) -> Any:
     """Await ``wrapped`` with a fresh list in ``collected`` and the instrumentation's latest
     application listing cleared, then ``report`` its result, the list and that listing."""
-    from otel_mcp_health.instrumentation import _state
+    from otel_mcp_health.instrumentation import LISTING
 
     items: list[Any] = []
-    token, listing = collected.set(items), _state.LISTING.set(None)
+    token, listing = collected.set(items), LISTING.set(None)
     try:
         result = await wrapped(*args, **kwargs)
-        report(result, items, _state.LISTING.get())
+        report(result, items, LISTING.get())
         return result
     finally:
         collected.reset(token)
-        _state.LISTING.reset(listing)
+        LISTING.reset(listing)
 
 
 def appending_to(collected: Collected) -> Wrapper:

@@ -203,6 +203,21 @@ def record_installed_tools(session: object, tools: Iterable[Any]) -> None:
         _logger.debug("mcp_health: record_installed_tools failed; ignored", exc_info=True)
 
 
+#: The session of the latest application ``tools/list`` in this context. An agent framework's
+#: hooks (:mod:`otel_mcp_health.frameworks`) clear it around the framework's own listing and read
+#: it after: the framework installs the tools of that session. Not public API (not in ``__all__``).
+LISTING = _state.LISTING
+
+
+def add_missing_evidence(evidence: str) -> None:
+    """Add ``evidence`` to what the active instrumentation lacks: every call span from then on
+    names it in ``mcp_health.evidence.missing``, as a missing SDK hook does (a framework whose
+    hooks could not be installed). Not public API (not in ``__all__``)."""
+    telemetry = _state.TELEMETRY
+    if telemetry is not None and evidence not in telemetry.missing_evidence:
+        telemetry.missing_evidence = (*telemetry.missing_evidence, evidence)
+
+
 def report_reconciliation(
     session: object,
     tool_name: str,

@@ -1,6 +1,6 @@
 """Hooks of the catalog: ``tools/list`` pages and the traversal they form, reported installs.
 
-A hook module (the seam's contract: :data:`._shell.HOOK_MODULES`). Tool definitions stay in
+A hook module (the seam's contract: :data:`._compat.HOOK_MODULES`). Tool definitions stay in
 memory (for the catalog digest and the call-time contract check); spans get digests and counts.
 """
 

@@ -23,10 +23,19 @@ from wrapt import wrap_function_wrapper
 
 from otel_mcp_health._hook_shape import mismatch
 from otel_mcp_health.instrumentation import (
+    _catalog_hooks,
     _dispatch_wrappers,
-    _http_wrappers,
+    _http_facts,
+    _in_process,
+    _notifications,
+    _outcomes,
+    _request_hooks,
+    _result_hooks,
     _session_hooks,
     _session_wrappers,
+    _sse,
+    _stdio,
+    _streamable_http,
     _v1_wrappers,
 )
 from otel_mcp_health.instrumentation._sdk import EVIDENCE, MCP_LINE, sdk_version
@@ -34,6 +43,29 @@ from otel_mcp_health.instrumentation._shell import UnboundWrapper, after, bind
 from otel_mcp_health.instrumentation._state import Telemetry
 
 _logger = logging.getLogger(__name__)
+
+#: The extraction seam: every function of ours a wrapper calls, always through these modules'
+#: attributes (or, from a wrapper in the same module, by its name there: the module's attribute
+#: all the same). The contract of a hook module: every public function in it is a hook but the
+#: wrapper code its ``WRAPPERS`` names (a transport's home), called inside a fence, so a test can
+#: make each one raise and prove the host sees no difference (the host comes first); a hook that
+#: observes a request records what it saw as a fact of it (:mod:`otel_mcp_health.core.facts`) and
+#: decides nothing (the fold does, when the request ends); nothing in a hook module reads argument
+#: values, result text, headers other than ``WWW-Authenticate``'s ``error``/``scope`` or exception
+#: messages (docs/model.md#privacy).
+HOOK_MODULES = (
+    _session_hooks,
+    _request_hooks,
+    _result_hooks,
+    _catalog_hooks,
+    _http_facts,
+    _stdio,
+    _sse,
+    _streamable_http,
+    _in_process,
+    _notifications,
+    _outcomes,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +104,7 @@ _HTTP = "mcp.client.streamable_http"
 _STDIO = "mcp.client.stdio"
 _LISTEN = "mcp.client.subscriptions"
 _SESSIONS = _session_hooks
+_CHANNELS = _notifications
 
 #: Both lines: a session's life (registration, clock, duration), then a stdio server's start.
 _SESSION_LIFE = (
@@ -90,14 +123,14 @@ _SESSION_LIFE = (
 _STDIO_PROCESS = Hook(
     _STDIO,
     "_create_platform_compatible_process",
-    _session_wrappers.stdio_process,
+    _stdio.stdio_process,
     "stdio_transport",
     reads=("command", "args", "env"),
 )
 #: Both lines: an in-process server starts reading its requests (names its sessions' server).
-_SERVER_RUN = Hook("mcp.server.lowlevel.server", "Server.run", _dispatch_wrappers.server_run)
+_SERVER_RUN = Hook("mcp.server.lowlevel.server", "Server.run", _in_process.server_run)
 #: Both lines: the loop that reads a session's stream returned (the stream ended).
-_STREAM_END = after(_SESSIONS, "stream_ended", "session stream end", awaited=True, telemetry=True)
+_STREAM_END = after(_CHANNELS, "stream_ended", "session stream end", awaited=True, telemetry=True)
 
 
 def _http_transport(post: UnboundWrapper, httpx: str) -> tuple[Hook, ...]:
@@ -111,11 +144,11 @@ def _http_transport(post: UnboundWrapper, httpx: str) -> tuple[Hook, ...]:
             "http_status",
             reads=("ctx",),
         ),
-        Hook(httpx, "AsyncClient.send", _http_wrappers.client_send),
+        Hook(httpx, "AsyncClient.send", _streamable_http.client_send),
         Hook(
             _HTTP,
             "StreamableHTTPTransport.handle_get_stream",
-            _http_wrappers.handle_get_stream,
+            _notifications.handle_get_stream,
             "get_stream",
             reads=("client", "read_stream_writer"),
         ),
@@ -129,21 +162,21 @@ _LISTEN_STREAMS = (
     Hook(
         _SESSION,
         "ClientSession._register_listen_route",
-        after(_SESSIONS, "listen_route", "listen route", awaited=False, result=True),
+        after(_CHANNELS, "listen_route", "listen route", awaited=False, result=True),
         "listen",
     ),
     Hook(
         _LISTEN,
         "ListenRoute.set_acked",
         after(
-            _SESSIONS, "listen_acknowledged", "listen acknowledged", awaited=False, telemetry=True
+            _CHANNELS, "listen_acknowledged", "listen acknowledged", awaited=False, telemetry=True
         ),
         "listen",
     ),
     Hook(
         _LISTEN,
         "ListenRoute.settle",
-        after(_SESSIONS, "listen_settled", "listen settled", awaited=False, telemetry=True),
+        after(_CHANNELS, "listen_settled", "listen settled", awaited=False, telemetry=True),
         "listen",
     ),
 )
@@ -158,14 +191,14 @@ HOOKS_2X: Final = (
     Hook(
         _SESSION,
         "ClientSession._on_notify",
-        _session_wrappers.notified,
+        _notifications.notified,
         "list_changed",
         reads=("dctx", "method"),
     ),
     Hook(
         _SESSION,
         "ClientSession._on_request",
-        _session_wrappers.requested,
+        _notifications.requested,
         "elicitation",
         reads=("dctx", "method"),
     ),
@@ -173,7 +206,7 @@ HOOKS_2X: Final = (
     Hook(
         "mcp.client.client",
         "Client._build_session",
-        after(_SESSIONS, "in_process_client", "in-process client", awaited=True, result=True),
+        after(_in_process, "in_process_client", "in-process client", awaited=True, result=True),
         "in_process_identity",
     ),
     _SERVER_RUN,
@@ -204,7 +237,7 @@ HOOKS_2X: Final = (
         reads=("msg", "metadata", "on_notify", "sender_ctx"),
     ),
     _STDIO_PROCESS,
-    *_http_transport(_http_wrappers.handle_post_request, "httpx2"),
+    *_http_transport(_streamable_http.handle_post_request, "httpx2"),
     *_LISTEN_STREAMS,
 )
 
@@ -224,20 +257,20 @@ HOOKS_1X: Final = (
     Hook(
         _SESSION,
         "ClientSession._received_notification",
-        _v1_wrappers.received_notification,
+        _notifications.received_notification,
         "list_changed",
         reads=("notification",),
     ),
     Hook(
         _SESSION,
         "ClientSession._received_request",
-        _v1_wrappers.received_request,
+        _notifications.received_request,
         "elicitation",
         reads=("responder",),
     ),
     _STDIO_PROCESS,
     _SERVER_RUN,
-    *_http_transport(_v1_wrappers.handle_post_request, "httpx"),
+    *_http_transport(_streamable_http.handle_post_request_v1, "httpx"),
     Hook("mcp.shared.session", "BaseSession._request_id", None, "request_id"),
     Hook("mcp.shared.session", "BaseSession._receive_loop", _STREAM_END, "stream_end"),
 )

@@ -17,7 +17,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health.instrumentation import _request_hooks, _result_hooks, _session_hooks, _state
+from otel_mcp_health.instrumentation import _request_hooks, _result_hooks, _state
 from otel_mcp_health.instrumentation._shell import (
     Args,
     Kwargs,
@@ -103,11 +103,7 @@ def _wire_request(args: Args, kwargs: Kwargs) -> tuple[Any, Any, Any]:
 
 
 def send_raw_request(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``JSONRPCDispatcher.send_raw_request`` and ``DirectDispatcher.send_raw_request``.
 
@@ -171,11 +167,7 @@ async def run_request(
 
 
 def otel_span(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``mcp.shared.jsonrpc_dispatcher.otel_span``: hand the SDK our span for a client request.
 
@@ -194,11 +186,7 @@ def otel_span(
 
 
 def dispatch_notification(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``JSONRPCDispatcher._dispatch_notification`` (sync): progress naming another token."""
     if active(configured) is not None and instance in _state.DISPATCHERS:
@@ -210,11 +198,7 @@ def dispatch_notification(
 
 
 def make_context(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``DirectDispatcher._make_context`` (sync): the in-process peer minted the request's id.
 
@@ -236,11 +220,7 @@ def make_context(
 
 
 def dispatcher_write(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``JSONRPCDispatcher._write``: the moment a request may reach the server (a cancellation
     before it is no call, after it is silence). Observed as the write is called; the SDK's own
@@ -287,24 +267,3 @@ class _SdkSpanView(ObjectProxy):
 
     def record_exception(self, exception: BaseException, *args: Any, **kwargs: Any) -> None:
         """Dropped: exception events carry the class name only."""
-
-
-# ----------------------------------------------------------------------------------------------
-# In-process servers: which server object a session talks to (docs/model.md#scope)
-# ----------------------------------------------------------------------------------------------
-
-
-def server_run(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
-) -> Any:
-    """``mcp.server.lowlevel.Server.run`` (both lines): an in-process server starts reading
-    its requests; the client session writing into that stream talks to this server object
-    (docs/model.md#scope). Returns the coroutine unchanged."""
-    if active(configured) is not None:
-        with fence("in-process server"):
-            _session_hooks.in_process_server(instance, argument(args, kwargs, 0, "read_stream"))
-    return wrapped(*args, **kwargs)

@@ -1,6 +1,6 @@
 """Hooks of one request before its outcome: the span, the contract check, progress, the write.
 
-A hook module (the seam's contract: :data:`._shell.HOOK_MODULES`). Each request starts and
+A hook module (the seam's contract: :data:`._compat.HOOK_MODULES`). Each request starts and
 ends here: :func:`finish` folds the facts its hooks saw and writes them once through the codec.
 """
 

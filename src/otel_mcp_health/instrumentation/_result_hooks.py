@@ -1,6 +1,6 @@
 """Hooks of one request's outcome: a result envelope or an exception, classified by type and code.
 
-A hook module (the seam's contract: :data:`._shell.HOOK_MODULES`). An outcome becomes a fact
+A hook module (the seam's contract: :data:`._compat.HOOK_MODULES`). An outcome becomes a fact
 of its request (``Result``, ``Raised``, ``HandshakeResult``); what it means is decided when the
 request ends.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from otel_mcp_health.core.bounds import cap
 from otel_mcp_health.core.facts import HandshakeResult, Raised, Result
-from otel_mcp_health.instrumentation import _catalog_hooks, _session_hooks
+from otel_mcp_health.instrumentation import _catalog_hooks, _notifications
 from otel_mcp_health.instrumentation._sdk import (
     HANDSHAKE_METHODS,
     failure_of,
@@ -81,7 +81,7 @@ def _handshake_result(record: RequestRecord, result: Mapping[str, Any]) -> Hands
         target_key=state.server_target(),
         server_name=name,
         server_version=version,
-        channel=_session_hooks.channel_of(record.method, state),
+        channel=_notifications.channel_of(record.method, state),
     )
 
 

@@ -25,12 +25,11 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from otel_mcp_health.core.approval import Approval
+from otel_mcp_health.core.bounds import MAX_SERVERS
 from otel_mcp_health.core.catalog import required_properties
 from otel_mcp_health.core.server import CatalogKey
 from otel_mcp_health.instrumentation._state import SessionState
 
-#: Servers remembered at once.
-MAX_SERVERS: Final = 1024
 #: Bytes their discoveries may take at once (an estimate per entry, :func:`_size`).
 MAX_BYTES: Final = 16 * 1024 * 1024
 #: Estimated bytes of an entry's and of one tool's fixed parts (objects, dict slots).

@@ -1,6 +1,6 @@
 """Wrappers of ``ClientSession`` and ``mcp.Client``: a session's end, its requests and tool
-calls, the server's messages to it, and a stdio server's start (private; the rules every wrapper
-follows: :mod:`._shell`).
+calls (private; the rules every wrapper follows: :mod:`._shell`; the server's messages to a
+session: :mod:`._notifications`).
 
 Span ownership: the dispatcher wrapper (``send_raw_request``, :mod:`._dispatch_wrappers`) starts
 the one CLIENT span of every client request and makes it current, and the replaced
@@ -13,9 +13,6 @@ the span through a :class:`~._state.Slot` and ends it.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from otel_mcp_health.instrumentation import (
@@ -28,21 +25,12 @@ from otel_mcp_health.instrumentation import (
 from otel_mcp_health.instrumentation._shell import Args, Kwargs, active, argument, fence
 from otel_mcp_health.instrumentation._state import Slot, Telemetry
 
-_ELICITATION = "elicitation/create"
-
-#: Reads the method of a server message from its handler's arguments (per SDK line).
-MethodOf = Callable[[Args, Kwargs], Any]
-
 
 # ----------------------------------------------------------------------------------------------
-# ClientSession: its end, typed layer, call_tool, notifications
+# ClientSession: its end, typed layer, call_tool
 # ----------------------------------------------------------------------------------------------
 async def session_aexit(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``ClientSession.__aexit__``: ``mcp.client.session.duration``."""
     telemetry = active(configured)
@@ -71,11 +59,7 @@ def _finish_slot(telemetry: Telemetry, slot: Slot, exc: BaseException | None) ->
 
 
 def send_request(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``ClientSession.send_request``: keep the span open through result validation.
 
@@ -144,11 +128,7 @@ async def _observed_call(
 
 
 async def validate_tool_result(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``ClientSession.validate_tool_result``: the SDK's output-schema check, raised after the
     request span's dispatcher block ended -- attributed here to the still-open ``tools/call`` span.
@@ -170,81 +150,8 @@ async def validate_tool_result(
     return result
 
 
-def _method_argument(args: Args, kwargs: Kwargs) -> Any:
-    """2.x ``_on_notify`` / ``_on_request``: the method is the handler's second argument."""
-    return argument(args, kwargs, 1, "method")
-
-
-@contextmanager
-def _outside_requests() -> Iterator[None]:
-    """A server message's handler may run in the context of the request that carried it; what
-    the application does in it (e.g. re-list after ``list_changed``) is its own request."""
-    internal_token = _state.INTERNAL.set(False)
-    slot_token = _state.SLOT.set(None)
-    try:
-        yield
-    finally:
-        _state.SLOT.reset(slot_token)
-        _state.INTERNAL.reset(internal_token)
-
-
-async def notified(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
-    *,
-    method_of: MethodOf = _method_argument,
-) -> Any:
-    """A server notification reached the session (``list_changed``); ``method_of`` reads its
-    method (2.x ``ClientSession._on_notify`` by default; 1.x: ``_v1_wrappers``)."""
-    telemetry = active(configured)
-    if telemetry is None:
-        return await wrapped(*args, **kwargs)
-    method = method_of(args, kwargs)
-    with fence("notification"):
-        _session_hooks.on_notification(telemetry, instance, method)
-    with _outside_requests():
-        return await wrapped(*args, **kwargs)
-
-
-async def requested(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
-    *,
-    method_of: MethodOf = _method_argument,
-) -> Any:
-    """The server sent the session a request, answered by the application; ``method_of`` as in
-    :func:`notified` (2.x ``ClientSession._on_request`` by default).
-
-    An ``elicitation/create`` during a ``tools/call`` means the call waits on a person.
-    """
-    if active(configured) is None:
-        return await wrapped(*args, **kwargs)
-    waiting = method_of(args, kwargs) == _ELICITATION
-    record = _state.REQUEST.get()
-    if waiting:
-        with fence("waiting for user"):
-            _session_hooks.waiting_for_user(instance, record, True)
-    try:
-        with _outside_requests():
-            return await wrapped(*args, **kwargs)
-    finally:
-        if waiting:
-            with fence("waiting for user"):
-                _session_hooks.waiting_for_user(instance, record, False)
-
-
 async def client_call_tool(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``mcp.Client.call_tool``: its ``HEADER_MISMATCH`` re-list is the SDK's, not a discovery."""
     if active(configured) is None:
@@ -254,26 +161,3 @@ async def client_call_tool(
         return await wrapped(*args, **kwargs)
     finally:
         _state.INTERNAL.reset(token)
-
-
-# ----------------------------------------------------------------------------------------------
-# stdio: learn that a session runs over a pipe
-# ----------------------------------------------------------------------------------------------
-async def stdio_process(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
-) -> Any:
-    """``mcp.client.stdio._create_platform_compatible_process``: awaited by ``stdio_client``,
-    whose frame (this coroutine's caller) holds the streams it yields; the session built over
-    that very write stream is a pipe, and no other session (``_session_hooks.stdio_spawned``).
-    """
-    caller = sys._getframe(1)  # noqa: SLF001 - the stdio_client frame that owns the streams (the only way to see them)
-    process = await wrapped(*args, **kwargs)
-    if active(configured) is not None:
-        command, argv, env, cwd = map(kwargs.get, ("command", "args", "env", "cwd"))
-        with fence("stdio mark"):
-            _session_hooks.stdio_spawned(caller, command, argv, env, cwd)
-    return process

@@ -6,9 +6,10 @@ Rules every wrapper follows (the host comes first):
 * It calls ``wrapped(*args, **kwargs)`` exactly once, returns its result object unchanged and lets
   its exception propagate unchanged (same object); an ``except BaseException`` only observes and
   re-raises.
-* Everything of ours runs through a hook module (:data:`HOOK_MODULES`), one call per
+* Everything of ours runs through a hook module (:data:`._compat.HOOK_MODULES`), one call per
   ``with fence("what"):`` block, which logs an ``Exception`` at debug level and drops it, so a bug
-  in our code can never reach the application.
+  in our code can never reach the application. A transport's home holds its wrappers beside its
+  hooks: its ``WRAPPERS`` names the wrapper code, and every other public function there is a hook.
 * A wrapper closes over the configuration of the ``instrument()`` call that installed it (the
   instrumentor binds it, :func:`bind`); inside ``suppress_instrumentation()`` or on a server-side
   object, it is a plain pass-through. ``uninstrument()`` removes it.
@@ -32,14 +33,6 @@ from typing import TYPE_CHECKING, Any
 import wrapt
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 
-from otel_mcp_health.instrumentation import (
-    _catalog_hooks,
-    _outcomes,
-    _request_hooks,
-    _result_hooks,
-    _session_hooks,
-    _transport_hooks,
-)
 from otel_mcp_health.instrumentation._state import Telemetry
 
 _logger = logging.getLogger(__name__)
@@ -48,22 +41,6 @@ if TYPE_CHECKING:
     ObjectProxy = wrapt.ObjectProxy[Any]
 else:  # wrapt 1.x's ObjectProxy is not subscriptable at run time
     ObjectProxy = wrapt.ObjectProxy
-
-#: The extraction seam: every function of ours a wrapper calls, always through these modules'
-#: attributes. The contract of a hook module: every public function in it is a hook, called
-#: through the module's attribute inside a fence, so a test can make each one raise and prove the
-#: host sees no difference (the host comes first); a hook that observes a request records what it
-#: saw as a fact of it (:mod:`otel_mcp_health.core.facts`) and decides nothing (the fold does, when
-#: the request ends); nothing in a hook module reads argument values, result text, headers other
-#: than ``WWW-Authenticate``'s ``error``/``scope`` or exception messages (docs/model.md#privacy).
-HOOK_MODULES = (
-    _session_hooks,
-    _request_hooks,
-    _result_hooks,
-    _catalog_hooks,
-    _transport_hooks,
-    _outcomes,
-)
 
 #: The wrapped call's positional and keyword arguments, as wrapt hands them to a wrapper.
 Args = tuple[Any, ...]

@@ -21,11 +21,9 @@ from __future__ import annotations
 import secrets
 import time
 import weakref
-from collections import deque
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry.metrics import Histogram
@@ -119,7 +117,7 @@ class SessionState:
     #: In-process: the shared state of the session's write stream, until the server that reads
     #: it is known (it starts after the session exists: :data:`._targets.IN_PROCESS_STREAMS`).
     pending_stream: weakref.ref[Any] | None = None
-    #: Where the session hears ``list_changed`` (:mod:`._session_hooks`): its own stream unless
+    #: Where the session hears ``list_changed`` (:mod:`._notifications`): its own stream unless
     #: it talks streamable HTTP (its GET stream).
     notification_channel: str = A.CHANNEL_SESSION
     started_ns: int | None = None
@@ -366,12 +364,3 @@ SLOT: ContextVar[Slot | None] = ContextVar("otel_mcp_health_slot", default=None)
 #: True inside ``call_tool``: a ``tools/list`` issued there is the SDK's own (output-schema
 #: refresh, ``Client`` re-list), not an application discovery.
 INTERNAL: ContextVar[bool] = ContextVar("otel_mcp_health_internal", default=False)
-#: ``stdio_client`` frames that spawned a server process, with its ``_targets.stdio_target``, not
-#: matched to their write stream (mcp 2.x creates the streams after the process). Read at the next
-#: session registration, then dropped; a frame whose streams never appear is pushed out.
-STDIO_FRAMES: deque[tuple[FrameType, tuple[str, ...]]] = deque(maxlen=16)
-#: The shared state of a write stream that ``stdio_client`` yielded -> its :func:`stdio_target`
-#: (in memory only: arguments and environment values may hold secrets). A session is a pipe
-#: exactly when its own write stream is one of these: a transport identity is a session's own,
-#: never its context's.
-STDIO_STREAMS: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()

@@ -13,21 +13,20 @@ is the same server:
   (:func:`in_process_target`): two servers of one name and version are two servers.
 
 The exported label of a server is only ``server.address``, ``server.port`` and the handshake's
-server name: hosted MCP URLs and command lines often carry keys.
+server name: hosted MCP URLs and command lines often carry keys. Each transport's home learns
+which session talks to which target (:mod:`._stdio`, :mod:`._sse`, :mod:`._streamable_http`,
+:mod:`._in_process`); the in-process streams are kept here (:data:`IN_PROCESS_STREAMS`), as the
+session's own state reads them.
 """
 
 from __future__ import annotations
 
 import secrets
 import weakref
-from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
-from types import FrameType
 from typing import Any
 
 from otel_mcp_health.instrumentation._keyed import KeyedHash
-from otel_mcp_health.instrumentation._streams import claim
 
 #: The keyed hash of :func:`target_key` (its own per-process key).
 _TARGETS = KeyedHash()
@@ -38,6 +37,10 @@ def target_key(target: tuple[str, ...]) -> str:
     :func:`stdio_target`, :func:`in_process_target`), 16 hex digits: names a server within this
     process (docs/model.md#scope), never reveals the target."""
     return _TARGETS.hexdigest("\x00".join(("target", *target)))[:16]
+
+
+#: The port an HTTP URL without one names, per scheme.
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def http_target(scheme: str, host: str, port: int | None, path: str, query: str) -> tuple[str, ...]:
@@ -79,34 +82,3 @@ def in_process_target(server: Any) -> tuple[str, ...] | None:
 #: In-process servers: the shared state of the stream a server reads its requests from (the
 #: client session's write stream) -> :func:`in_process_target` of that server (``Server.run``).
 IN_PROCESS_STREAMS: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
-
-
-@dataclass(frozen=True, slots=True)
-class SseConnection:
-    """Where an SSE session's connecting GET went (``sse_client``'s URL): its server's address,
-    port and :func:`target_key`."""
-
-    address: str | None
-    port: int | None
-    target_key: str
-
-
-#: ``sse_client`` frames whose connecting GET was answered, with where it went and the HTTP client
-#: that sent it, not yet matched to their write stream (claimed at the next session registration,
-#: like ``_state.STDIO_FRAMES``; a frame whose session never comes is pushed out).
-SSE_FRAMES: deque[tuple[FrameType, tuple[SseConnection, Any]]] = deque(maxlen=16)
-#: The shared state of a write stream that ``sse_client`` yielded -> where its GET went and its
-#: HTTP client: the session over that stream talks SSE.
-SSE_STREAMS: weakref.WeakKeyDictionary[Any, tuple[SseConnection, Any]] = weakref.WeakKeyDictionary()
-#: The HTTP client of an SSE session -> the session's state (its POSTs carry the session's
-#: requests; the client lives as long as the transport).
-SSE_CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-
-
-def claim_sse_frames() -> None:
-    """Turn each pending ``sse_client`` frame whose write stream exists into a weak entry of
-    :data:`SSE_STREAMS`. Called at every answered connecting GET as well as at every session
-    registration: many SSE sessions connecting at once (a service opening one per request) must
-    never push a frame out of the bounded :data:`SSE_FRAMES` before its session registers (its
-    streams come right after the GET)."""
-    claim(SSE_FRAMES, SSE_STREAMS)

@@ -6,32 +6,21 @@ validates it into a typed result. Its wrapper here starts the one CLIENT span of
 enriches an outer library's CLIENT span, as on 2.x) and learns the id before the write.
 
 The 1.x transports carry no context with a message: the streamable HTTP POST runs in the
-transport's own task. Its hook finds the request by id in the session whose inbound stream the
-transport answers into (``_state.INBOUND_STREAMS``), and sees the ``httpx`` response of the POST.
-Server notifications and requests arrive through ``_received_notification`` / ``_received_request``
-(the 2.x ``_on_notify`` / ``_on_request``).
+transport's own task, and its wrapper finds the request by id in the session whose inbound stream
+the transport answers into (``_streamable_http.handle_post_request_v1``). Server notifications and
+requests arrive through ``_received_notification`` / ``_received_request`` (the 2.x
+``_on_notify`` / ``_on_request``; ``_notifications.received_notification``).
 """
 
 from __future__ import annotations
 
-import functools
-import logging
 from datetime import timedelta
 from typing import Any
 
-from otel_mcp_health.instrumentation import (
-    _dispatch_wrappers,
-    _http_wrappers,
-    _request_hooks,
-    _session_wrappers,
-    _state,
-    _transport_hooks,
-)
+from otel_mcp_health.instrumentation import _dispatch_wrappers, _request_hooks, _state
 from otel_mcp_health.instrumentation._sdk import HANDSHAKE_METHODS
 from otel_mcp_health.instrumentation._shell import Args, Kwargs, argument, fence
-from otel_mcp_health.instrumentation._state import RequestRecord, Telemetry
-
-_logger = logging.getLogger(__name__)
+from otel_mcp_health.instrumentation._state import Telemetry
 
 #: ``BaseSession.send_request(request, result_type, request_read_timeout_seconds, metadata,
 #: progress_callback)``: positions of the arguments read here.
@@ -68,11 +57,7 @@ def _wire_request(session: Any, args: Args, kwargs: Kwargs) -> Args:
 
 
 async def send_request(
-    configured: Telemetry,
-    wrapped: Any,
-    instance: Any,
-    args: Args,
-    kwargs: Kwargs,
+    configured: Telemetry, wrapped: Any, instance: Any, args: Args, kwargs: Kwargs
 ) -> Any:
     """``ClientSession.send_request`` (``BaseSession``'s): one record and span per request; learns
     its id before the write."""
@@ -93,37 +78,3 @@ async def send_request(
         record, args, kwargs, at=_PROGRESS_ARG, name="progress_callback"
     )
     return await _dispatch_wrappers.run_request(telemetry, record, wrapped, args, kwargs, slot=slot)
-
-
-def _notification_method(args: Args, kwargs: Kwargs) -> Any:
-    """``_received_notification(notification)``: the typed notification's method."""
-    notification = argument(args, kwargs, 0, "notification")
-    return getattr(getattr(notification, "root", notification), "method", None)
-
-
-def _request_method(args: Args, kwargs: Kwargs) -> Any:
-    """``_received_request(responder)``: the method of the request the responder answers."""
-    request = getattr(argument(args, kwargs, 0, "responder"), "request", None)
-    return getattr(getattr(request, "root", request), "method", None)
-
-
-#: ``ClientSession._received_notification`` / ``_received_request``: inbound server notifications
-#: and server-initiated requests (elicitation), as on 2.x but for where the method is.
-received_notification = functools.partial(
-    _session_wrappers.notified, method_of=_notification_method
-)
-received_request = functools.partial(_session_wrappers.requested, method_of=_request_method)
-
-
-def wire_record(post_ctx: Any) -> RequestRecord | None:
-    """The request a 1.x POST carries, found by its JSON-RPC id (fenced: ``None`` on failure)."""
-    try:
-        return _transport_hooks.wire_request_of(post_ctx)
-    except Exception:
-        _logger.debug("mcp_health: POST lookup failed; ignored", exc_info=True)
-        return None
-
-
-#: ``StreamableHTTPTransport._handle_post_request`` (1.x): server identity, session id, HTTP
-#: status and failures of the POST that carries a request.
-handle_post_request = functools.partial(_http_wrappers.handle_post_request, record_of=wire_record)

@@ -28,13 +28,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Final
 
+from otel_mcp_health.core.bounds import MAX_SERVERS
 from otel_mcp_health.core.evidence import Discovery, InstallCheck
 from otel_mcp_health.core.server import CatalogKey
-
-#: Servers tracked at once.
-MAX_SERVERS: Final = 1024
 
 
 @dataclass(slots=True, eq=False)

@@ -13,8 +13,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import decode_origin
-from otel_mcp_health._codec._read import Attributes, read_str
+from otel_mcp_health._codec import Attributes, decode_origin, read_str
 from otel_mcp_health.processor import _sdkspan
 
 # ----------------------------------------------------------------------------------------------

@@ -1,17 +1,22 @@
-"""Hooks of the HTTP transports (streamable HTTP, SSE), captured before the SDK collapses
-statuses into -32603.
+"""The SSE transport (``mcp.client.sse.sse_client``, both SDK lines): which sessions talk SSE,
+to which server, and what its HTTP requests tell (private; the rules every wrapper follows:
+:mod:`._shell`).
 
-A hook module (the seam's contract: :data:`._shell.HOOK_MODULES`). The HTTP response or
-failure of a POST becomes a fact of its request (``HttpResponse``, ``HttpFailure``), folded with
-the others when the request ends. On SSE, the connecting GET names the session that follows
-(address, port, target key), and a GET refused before any session exists is judged on a span of
-its own (``mcp_health.connect``).
+A hook module (the seam's contract: :data:`._compat.HOOK_MODULES`) that also holds the wrapper
+code of one SSE request (:data:`WRAPPERS`, reached from the HTTP client's ``send`` wrapper,
+:func:`._streamable_http.client_send`). The connecting GET names the session that follows
+(address, port, target key): ``sse_client``'s frame is remembered until the write stream it
+yields exists, and the session over that very stream talks SSE. Its HTTP client's POSTs carry
+the session's requests. A GET refused before any session exists is judged on a span of its own
+(``mcp_health.connect``).
 """
 
 from __future__ import annotations
 
 import secrets
 import sys
+import weakref
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
@@ -22,108 +27,62 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health._codec import Connection, encode_connection, encode_request
-from otel_mcp_health.core.bounds import cap
-from otel_mcp_health.core.facts import Fact, HttpFailure, HttpResponse
-from otel_mcp_health.core.failures import classify_transport_failure, leaf, parse_www_authenticate
+from otel_mcp_health.core.facts import Fact, HttpFailure
 from otel_mcp_health.core.fold import records
 from otel_mcp_health.core.observations import Observed
-from otel_mcp_health.core.vocabulary import AuthError
-from otel_mcp_health.instrumentation import _state, _targets
+from otel_mcp_health.instrumentation import _http_facts, _state, _targets
+from otel_mcp_health.instrumentation._shell import Args, Kwargs, fence
 from otel_mcp_health.instrumentation._state import RequestRecord, SessionState, Telemetry
-from otel_mcp_health.instrumentation._targets import SseConnection
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+from otel_mcp_health.instrumentation._streams import claim, stream_state
 
 
-def on_http_request(record: RequestRecord, transport: Any) -> None:
-    """A POST for this request is about to go out: learn the server identity and session id."""
-    state = record.state
-    if state.network_transport is None:
-        state.network_transport = "tcp"
-        url = urlsplit(str(transport.url))
-        state.server_address = url.hostname
-        state.server_port = url.port or _DEFAULT_PORTS.get(url.scheme)
-        target = _targets.http_target(
-            url.scheme, url.hostname or "", state.server_port, url.path, url.query
-        )
-        state.target_key = _targets.target_key(target)
-    session_id = getattr(transport, "session_id", None)
-    if isinstance(session_id, str):
-        state.session_id = cap(session_id)
-    start = state.start_attributes()
-    if start is not record.start_attributes:  # learned since the span started
-        record.post_attributes = start
+@dataclass(frozen=True, slots=True)
+class SseConnection:
+    """Where an SSE session's connecting GET went (``sse_client``'s URL): its server's address,
+    port and :func:`._targets.target_key`."""
+
+    address: str | None
+    port: int | None
+    target_key: str
 
 
-def post_matches(record: RequestRecord, post_ctx: Any) -> bool:
-    """Is this POST the one carrying the request (not a cancel notification sent in its context)?"""
-    message = post_ctx.session_message.message
-    if getattr(message, "method", None) != record.method or not hasattr(message, "id"):
+#: ``sse_client`` frames whose connecting GET was answered, with where it went and the HTTP client
+#: that sent it, not yet matched to their write stream (claimed at the next session registration,
+#: like ``_stdio.STDIO_FRAMES``; a frame whose session never comes is pushed out).
+SSE_FRAMES: deque[tuple[FrameType, tuple[SseConnection, Any]]] = deque(maxlen=16)
+#: The shared state of a write stream that ``sse_client`` yielded -> where its GET went and its
+#: HTTP client: the session over that stream talks SSE.
+SSE_STREAMS: weakref.WeakKeyDictionary[Any, tuple[SseConnection, Any]] = weakref.WeakKeyDictionary()
+#: The HTTP client of an SSE session -> the session's state (its POSTs carry the session's
+#: requests; the client lives as long as the transport).
+SSE_CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _claim_sse_frames() -> None:
+    """Turn each pending ``sse_client`` frame whose write stream exists into a weak entry of
+    :data:`SSE_STREAMS`. Called at every answered connecting GET as well as at every session
+    registration: many SSE sessions connecting at once (a service opening one per request) must
+    never push a frame out of the bounded :data:`SSE_FRAMES` before its session registers (its
+    streams come right after the GET)."""
+    claim(SSE_FRAMES, SSE_STREAMS)
+
+
+def learn_sse(state: SessionState, dispatcher: Any) -> bool:
+    """A session over the write stream ``sse_client`` yielded talks SSE (docs/model.md#scope):
+    its connecting GET named the server (``tcp``, address, port, target key), and its HTTP
+    client's POSTs carry the session's requests."""
+    _claim_sse_frames()
+    own = stream_state(getattr(dispatcher, "_write_stream", None))
+    found = SSE_STREAMS.get(own) if own is not None else None
+    if found is None:
         return False
-    return record.request_id is None or str(message.id) == record.request_id
+    where, client = found
+    state.network_transport, state.target_key = "tcp", where.target_key
+    state.server_address, state.server_port = where.address, where.port
+    SSE_CLIENTS[client] = state
+    return True
 
 
-def wire_request_of(post_ctx: Any) -> RequestRecord | None:
-    """mcp 1.x: the open request a POST carries, found by its id in the session whose inbound
-    stream the transport answers into (the POST runs outside the request's context)."""
-    inbound = getattr(post_ctx.read_stream_writer, "_state", None)
-    state = _state.INBOUND_STREAMS.get(inbound) if inbound is not None else None
-    message = getattr(post_ctx.session_message.message, "root", None)
-    request_id = getattr(message, "id", None)
-    if state is None or request_id is None or not hasattr(message, "method"):
-        return None
-    return state.wire_requests.get(str(request_id))
-
-
-def on_http_response(record: RequestRecord, response: Any) -> None:
-    """The POST got a response: status, sanitized ``WWW-Authenticate``, session id."""
-    fact = _response_fact(response)
-    if fact.session_id is not None:
-        record.state.session_id = fact.session_id
-    record.observe(fact)
-
-
-def _response_fact(response: Any) -> HttpResponse:
-    """An HTTP response as a fact: status, sanitized ``WWW-Authenticate``, session id."""
-    status = int(response.status_code)
-    headers = response.headers
-    json_body = headers.get("content-type", "").lower().startswith("application/json")
-    error: str | None = None
-    scopes: tuple[str, ...] = ()
-    if status in (401, 403):
-        error, scopes = parse_www_authenticate(headers.get("www-authenticate"))
-    session_id = headers.get("mcp-session-id")
-    session_id = cap(session_id) if isinstance(session_id, str) and session_id else None
-    auth_error = AuthError(error) if error is not None else None
-    return HttpResponse(status, json_body, auth_error, scopes, session_id)
-
-
-def on_http_error(record: RequestRecord, exc: BaseException) -> None:
-    """The POST itself failed (the caller will only see a cancellation): its failure chain.
-
-    mcp 1.x raises ``httpx.HTTPStatusError`` for an error status; the answer is its response.
-    """
-    for fact in _failure_facts(exc):
-        if isinstance(fact, HttpResponse) and fact.session_id is not None:
-            record.state.session_id = fact.session_id
-        record.observe(fact)
-
-
-def _failure_facts(exc: BaseException) -> list[Fact]:
-    """A failed HTTP request as facts: its error response, or its classified failure chain."""
-    exception_type = type(leaf(exc)).__qualname__
-    response = getattr(leaf(exc), "response", None)
-    status = getattr(response, "status_code", None)
-    if isinstance(status, int) and status >= 300:  # an error, or a redirect nobody followed
-        return [_response_fact(response), HttpFailure(exception_type, status=status)]
-    failure = classify_transport_failure(exc)
-    outcome, written, oauth = failure.outcome, failure.written, failure.oauth
-    return [HttpFailure(exception_type, outcome=outcome, written=written, oauth=oauth)]
-
-
-# ----------------------------------------------------------------------------------------------
-# The SSE transport (``mcp.client.sse.sse_client``, both SDK lines)
-# ----------------------------------------------------------------------------------------------
 @dataclass(slots=True, eq=False)
 class SseExchange:
     """One HTTP request of the SSE transport: the connecting GET of ``sse_client`` (its frame,
@@ -143,10 +102,10 @@ _SSE_FRAME_DEPTH = 16
 def sse_exchange(client: Any, request: Any) -> SseExchange | None:
     """The SSE transport's view of an HTTP request about to be sent (``None``: not one of its
     requests): the GET that ``sse_client`` connects with, or a POST of a client whose session
-    talks SSE (:data:`_targets.SSE_CLIENTS`), with the request its message carries."""
+    talks SSE (:data:`SSE_CLIENTS`), with the request its message carries."""
     method = getattr(request, "method", None)
     if method == "POST":
-        state = _targets.SSE_CLIENTS.get(client)
+        state = SSE_CLIENTS.get(client)
         return None if state is None else SseExchange(client, record=_sse_record(state))
     if method != "GET" or "text/event-stream" not in request.headers.get("accept", ""):
         return None
@@ -184,9 +143,9 @@ def sse_answered(telemetry: Telemetry, exchange: SseExchange, response: Any) -> 
     """An SSE request got a response: a POST's is its request's HTTP evidence; the connecting
     GET's names the session that follows, or, refused, is judged as the attempt it ends."""
     if exchange.record is not None:
-        on_http_response(exchange.record, response)
+        _http_facts.on_http_response(exchange.record, response)
     elif exchange.frame is not None:
-        fact = _response_fact(response)
+        fact = _http_facts.response_fact(response)
         if 300 <= fact.status < 400 and _followed(response):
             return  # the GET to where it points comes next, from the same sse_client
         if fact.status >= 300:
@@ -201,10 +160,8 @@ def sse_answered(telemetry: Telemetry, exchange: SseExchange, response: Any) -> 
             refused = HttpFailure("SSEError", outcome="http_error", written=True)
             _connect_refused(telemetry, exchange, [fact, refused])
         else:
-            _targets.claim_sse_frames()  # the earlier GETs' streams exist by now: room for this
-            _targets.SSE_FRAMES.append(
-                (exchange.frame, (_sse_connection(exchange), exchange.client))
-            )
+            _claim_sse_frames()  # the earlier GETs' streams exist by now: room for this
+            SSE_FRAMES.append((exchange.frame, (_sse_connection(exchange), exchange.client)))
 
 
 def _followed(response: Any) -> bool:
@@ -225,15 +182,15 @@ def _is_event_stream(response: Any) -> bool:
 def sse_failed(telemetry: Telemetry, exchange: SseExchange, exc: BaseException) -> None:
     """An SSE request failed below HTTP (or its client raised for an error status)."""
     if exchange.record is not None:
-        on_http_error(exchange.record, exc)
+        _http_facts.on_http_error(exchange.record, exc)
     elif exchange.frame is not None:
-        _connect_refused(telemetry, exchange, _failure_facts(exc))
+        _connect_refused(telemetry, exchange, _http_facts.failure_facts(exc))
 
 
 def _sse_connection(exchange: SseExchange) -> SseConnection:
     """Where the connecting GET went: address, port and the server's target key."""
     url = urlsplit(str(exchange.url))
-    port = url.port or _DEFAULT_PORTS.get(url.scheme)
+    port = url.port or _targets.DEFAULT_PORTS.get(url.scheme)
     target = _targets.http_target(url.scheme, url.hostname or "", port, url.path, url.query)
     return SseConnection(url.hostname, port, _targets.target_key(target))
 
@@ -257,3 +214,27 @@ def _connect_refused(telemetry: Telemetry, exchange: SseExchange, facts: list[Fa
     ended = {A.SESSION_KEY: key}
     kind = SpanKind.INTERNAL
     telemetry.tracer.start_span(A.SESSION_END_SPAN_NAME, kind=kind, attributes=ended).end()
+
+
+# ----------------------------------------------------------------------------------------------
+# One HTTP request of the transport: the connecting GET, or a POST carrying a request
+# ----------------------------------------------------------------------------------------------
+async def sse_send(
+    telemetry: Telemetry, exchange: SseExchange, wrapped: Any, args: Args, kwargs: Kwargs
+) -> Any:
+    """One HTTP request of the SSE transport: its answer or failure is evidence of its session
+    (the connecting GET) or of the request its POST carries."""
+    try:
+        response = await wrapped(*args, **kwargs)
+    except Exception as exc:
+        with fence("sse failure"):
+            sse_failed(telemetry, exchange, exc)
+        raise
+    with fence("sse answer"):
+        sse_answered(telemetry, exchange, response)
+    return response
+
+
+#: The wrapper code of this module (reached from ``_streamable_http.client_send``); every other
+#: public function is a hook.
+WRAPPERS = (sse_send,)
