@@ -24,8 +24,8 @@ from otel_mcp_health.clientside.command_line import (
     CHECK_MAX_PAGES,
     DEFAULT_TIMEOUT_S,
     ERA_MODES,
-    MCP_CLIENT_MODULES,
     CheckOptions,
+    SdkMissingError,
     UsageError,
     not_required,
     parse_arguments,
@@ -35,7 +35,7 @@ from otel_mcp_health.clientside.command_line import (
     parse_outcomes,
     parse_pins_option,
     positive,
-    sdk_missing,
+    sdk_required,
 )
 
 EXIT_USAGE = 2
@@ -211,11 +211,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         err.write(f"otel-mcp-health check: {exc}\n")
         return EXIT_USAGE
     try:
-        from otel_mcp_health.check import _words
-        from otel_mcp_health.clientside import driver, pipeline, span_report
-    except ImportError as exc:
-        if not sdk_missing(exc, MCP_CLIENT_MODULES, "check", err):
-            raise
+        with sdk_required("check", err):
+            from otel_mcp_health.check import _words
+            from otel_mcp_health.clientside import driver, pipeline, span_report
+    except SdkMissingError:
         return EXIT_USAGE
     progress = _progress(err)
     built = pipeline.build(otlp=options.otlp, service_name=pipeline.SERVICE_NAME)

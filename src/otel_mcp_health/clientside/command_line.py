@@ -11,6 +11,8 @@ import json
 import os
 import re
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TextIO
 
@@ -196,15 +198,26 @@ def parse_pins_option(path: str | None) -> str | None:
     return path
 
 
-def sdk_missing(exc: ImportError, optional: frozenset[str], command: str, err: TextIO) -> bool:
-    """Whether ``exc`` names a module of the MCP SDK that ``otel-mcp-health <command>`` needs
-    (one of ``optional``): then it says so on ``err``. Any other import error is the caller's to
-    re-raise."""
-    missing = (exc.name or "").split(".")[0]
-    if missing not in optional:
-        return False
-    err.write(
-        f"otel-mcp-health {command} needs the MCP SDK (module {missing!r} is missing): "
-        "pip install 'otel-mcp-health[instruments]'\n"
-    )
-    return True
+class SdkMissingError(Exception):
+    """A module of the MCP SDK that a command needs is missing; :func:`sdk_required` has said
+    which on the command's error stream."""
+
+
+@contextmanager
+def sdk_required(
+    command: str, err: TextIO, modules: frozenset[str] = MCP_CLIENT_MODULES
+) -> Iterator[None]:
+    """The imports inside need the MCP SDK: one that fails on a module of ``modules`` says so on
+    ``err`` (``otel-mcp-health <command> needs the MCP SDK ...``) and raises
+    :class:`SdkMissingError`; any other import error is raised as it is."""
+    try:
+        yield
+    except ImportError as exc:
+        missing = (exc.name or "").split(".")[0]
+        if missing not in modules:
+            raise
+        err.write(
+            f"otel-mcp-health {command} needs the MCP SDK (module {missing!r} is missing): "
+            "pip install 'otel-mcp-health[instruments]'\n"
+        )
+        raise SdkMissingError(missing) from None

@@ -11,12 +11,25 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, Generic, TypeVar
 
 #: The position part of a ``tomllib`` syntax error, the only part a report may show: the rest of
 #: the parser's message may quote the offending text.
 _POSITION: Final = re.compile(r"\(at (?:line \d+, column \d+|end of document)\)")
+
+
+#: What a refused file's problems are: plain strings, or a format's own problem records.
+ProblemT = TypeVar("ProblemT")
+
+
+class RefusedFileError(Exception, Generic[ProblemT]):
+    """A file that is refused whole: its source and every problem found, never a value of it.
+    The message is the source and the first problem."""
+
+    def __init__(self, source: str, problems: Sequence[ProblemT]) -> None:
+        self.source, self.problems = source, tuple(problems)
+        super().__init__(f"{source}: {self.problems[0]}")
 
 
 class FieldError(Exception):

@@ -32,7 +32,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
-from otel_mcp_health.clientside.command_line import sdk_missing
+from otel_mcp_health.clientside.command_line import SdkMissingError, sdk_required
 
 #: Exit code of a setup error (mirrors ``otel_mcp_health.demo._run.EXIT_SETUP_ERROR``).
 _EXIT_SETUP_ERROR = 2
@@ -45,9 +45,8 @@ def main(out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
     try:
-        from otel_mcp_health.demo._run import run
-    except ImportError as exc:
-        if not sdk_missing(exc, _OPTIONAL, "demo", err):
-            raise
+        with sdk_required("demo", err, _OPTIONAL):
+            from otel_mcp_health.demo._run import run
+    except SdkMissingError:
         return _EXIT_SETUP_ERROR
     return run(out, err)

@@ -23,7 +23,7 @@ import logging
 from typing import Any
 
 from otel_mcp_health.frameworks._hooks import Framework, Patch
-from otel_mcp_health.frameworks._report import report_install, unexpected
+from otel_mcp_health.frameworks._report import after_listing, report_install, unexpected
 
 _logger = logging.getLogger(__name__)
 
@@ -31,15 +31,9 @@ _logger = logging.getLogger(__name__)
 async def _get_tools(
     wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
-    from otel_mcp_health.instrumentation import LISTING
-
-    listing = LISTING.set(None)
-    try:
-        tools = await wrapped(*args, **kwargs)
-        _report(instance, tools, LISTING.get())
-        return tools
-    finally:
-        LISTING.reset(listing)
+    return await after_listing(
+        wrapped, args, kwargs, lambda tools, listing: _report(instance, tools, listing)
+    )
 
 
 def _report(toolset: Any, tools: Any, listing: Any) -> None:

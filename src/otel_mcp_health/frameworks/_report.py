@@ -82,6 +82,26 @@ Reporter = Callable[[Any, list[Any], Any], None]
 Wrapper = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
 
 
+async def after_listing(
+    wrapped: Callable[..., Awaitable[Any]],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    report: Callable[[Any, Any], None],
+) -> Any:
+    """Await ``wrapped`` with the instrumentation's latest application listing cleared, then
+    ``report`` its result and the listing made meanwhile: the install a framework reports is
+    tied to the listing its own call caused, never to an earlier one."""
+    from otel_mcp_health.instrumentation import LISTING
+
+    listing = LISTING.set(None)
+    try:
+        result = await wrapped(*args, **kwargs)
+        report(result, LISTING.get())
+        return result
+    finally:
+        LISTING.reset(listing)
+
+
 async def collecting(
     collected: Collected,
     wrapped: Callable[..., Awaitable[Any]],
@@ -89,19 +109,16 @@ async def collecting(
     kwargs: dict[str, Any],
     report: Reporter,
 ) -> Any:
-    """Await ``wrapped`` with a fresh list in ``collected`` and the instrumentation's latest
-    application listing cleared, then ``report`` its result, the list and that listing."""
-    from otel_mcp_health.instrumentation import LISTING
-
+    """:func:`after_listing` with a fresh list in ``collected`` for the inner hooks to fill;
+    ``report`` gets the result, the list and the listing."""
     items: list[Any] = []
-    token, listing = collected.set(items), LISTING.set(None)
+    token = collected.set(items)
     try:
-        result = await wrapped(*args, **kwargs)
-        report(result, items, LISTING.get())
-        return result
+        return await after_listing(
+            wrapped, args, kwargs, lambda result, listing: report(result, items, listing)
+        )
     finally:
         collected.reset(token)
-        LISTING.reset(listing)
 
 
 def appending_to(collected: Collected) -> Wrapper:

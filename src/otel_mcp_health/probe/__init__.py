@@ -59,13 +59,12 @@ def run(
     if listen is None:
         err.write("otel-mcp-health probe: --listen expects HOST:PORT\n")
         return EXIT_USAGE
-    try:
-        from otel_mcp_health.probe import _serve
-    except ImportError as exc:
-        from otel_mcp_health.clientside.command_line import MCP_CLIENT_MODULES, sdk_missing
+    from otel_mcp_health.clientside.command_line import SdkMissingError, sdk_required
 
-        if not sdk_missing(exc, MCP_CLIENT_MODULES, "probe", err):
-            raise
+    try:
+        with sdk_required("probe", err):
+            from otel_mcp_health.probe import _serve
+    except SdkMissingError:
         return EXIT_USAGE
     stop = stop or threading.Event()
     if threading.current_thread() is threading.main_thread():

@@ -12,14 +12,14 @@ from __future__ import annotations
 import re
 import tomllib
 import urllib.parse
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 from otel_mcp_health._files import READ_ERRORS, ReadFailure, say_read_failure
 from otel_mcp_health.core import toml_fields
-from otel_mcp_health.core.toml_fields import FieldError
+from otel_mcp_health.core.toml_fields import FieldError, RefusedFileError
 
 DEFAULT_LISTEN: Final = "127.0.0.1:9469"
 DEFAULT_MIN_INTERVAL_S: Final = 15.0
@@ -40,12 +40,8 @@ _HEADER: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}")
 _ENV_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
-class ProbeConfigError(Exception):
+class ProbeConfigError(RefusedFileError[str]):
     """A configuration that is refused: its source and every problem found (never a value)."""
-
-    def __init__(self, source: str, problems: Sequence[str]) -> None:
-        self.source, self.problems = source, tuple(problems)
-        super().__init__(f"{source}: {self.problems[0]}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,14 +11,14 @@ from __future__ import annotations
 import importlib.metadata
 import re
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from otel_mcp_health._files import INPUT_FILE_WORDS, READ_ERRORS, say_read_failure
 from otel_mcp_health.core import toml_fields
-from otel_mcp_health.core.toml_fields import FieldError
+from otel_mcp_health.core.toml_fields import FieldError, RefusedFileError
 from otel_mcp_health.core.vocabulary import OUTCOME_NOT_REQUIRED
 from otel_mcp_health.verifiers import _policy_kinds as kinds
 from otel_mcp_health.verifiers._builtins import MAX_DIGEST_BYTES
@@ -54,12 +54,8 @@ class Problem:
         return ", ".join(where) + ": " + self.what if where else self.what
 
 
-class OutcomePolicyError(Exception):
+class OutcomePolicyError(RefusedFileError[Problem]):
     """A policy that is refused: its source and every problem found."""
-
-    def __init__(self, source: str, problems: Sequence[Problem]) -> None:
-        self.source, self.problems = source, tuple(problems)
-        super().__init__(f"{source}: {self.problems[0]}")
 
 
 @dataclass(frozen=True, slots=True)
