@@ -29,9 +29,9 @@ from otel_mcp_health.frameworks import (
     Framework,
     Patch,
     _hooks,
-    install,
-    installed,
-    uninstall,
+    register_hooks,
+    unwrap_hooks,
+    wrapped,
 )
 
 
@@ -55,9 +55,9 @@ def _patch_id(item: tuple[Framework, Patch]) -> str:
 @pytest.fixture(autouse=True)
 def _clean(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(_hooks, "_SAID", set())  # each test's refusals are said anew
-    uninstall()
+    unwrap_hooks()
     yield
-    uninstall()
+    unwrap_hooks()
 
 
 def _import(framework: Framework) -> None:
@@ -73,8 +73,8 @@ def test_the_installed_release_has_the_shape_every_hook_expects(
     problems = {f"{p.module}.{p.name}": p.mismatch() for p in framework.patches}
     assert {name: problem for name, problem in problems.items() if problem} == {}
     with caplog.at_level(logging.WARNING, logger="otel_mcp_health"):
-        install((framework,))
-    assert set(installed()) == set(framework.patches)
+        register_hooks((framework,))
+    assert set(wrapped()) == set(framework.patches)
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
@@ -145,9 +145,9 @@ def test_a_real_hook_point_of_another_shape_is_refused(
         replacement = _replacement(patch, kind)
         monkeypatch.setattr(owner, attribute, replacement)
     with caplog.at_level(logging.WARNING, logger="otel_mcp_health"):
-        install((framework,))
-        install((framework,))  # instrumenting again: still one warning
-    assert installed() == ()
+        register_hooks((framework,))
+        register_hooks((framework,))  # instrumenting again: still one warning
+    assert wrapped() == ()
     [warning] = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert f"{patch.module}.{patch.name} " in warning
     assert f"{framework.distribution} {version(framework.distribution)}: " in warning

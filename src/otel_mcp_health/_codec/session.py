@@ -246,8 +246,10 @@ def encode_digest(
     digest: str | None, error: str | None, *, of: DigestOf = "catalog"
 ) -> dict[str, Any]:
     """A digest (of the discovered catalog, the client's installed tools or one page), or why
-    there is none."""
-    return present({_DIGEST_KEYS[of]: digest, A.CATALOG_DIGEST_ERROR: error})
+    there is none. The reason is written as plain text: a ``DigestReason`` member is a ``str``
+    subclass, not the value type the span carries."""
+    reason = None if error is None else str(error)
+    return present({_DIGEST_KEYS[of]: digest, A.CATALOG_DIGEST_ERROR: reason})
 
 
 def decode_digest(attrs: Attributes, *, of: DigestOf = "catalog") -> tuple[str | None, str | None]:
