@@ -127,6 +127,31 @@ def _metrics() -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The fold's single-field readings, stated in a sentence under the precedence table.
+_OWN_FIELD_READINGS = ("output_schema", "outcome", "handshake", "page")
+
+
+def _precedence() -> str:
+    """core/precedence.py's table as the page shows it: a row per reading (``*``: first
+    classification only), a cell per field it writes by the rule's initial; fields that every
+    row treats alike share one column."""
+    from otel_mcp_health.core.precedence import FIRST_CLASSIFICATION, PRECEDENCE
+
+    rows = {name: cells for name, cells in PRECEDENCE.items() if name not in _OWN_FIELD_READINGS}
+    fields = list(dict.fromkeys(field for cells in rows.values() for field in cells))
+    columns: dict[tuple[str, ...], list[str]] = {}
+    for field in fields:
+        column = tuple(cells[field].name[0] if field in cells else "" for cells in rows.values())
+        columns.setdefault(column, []).append(field)
+    header = ["reading", *(", ".join(names) for names in columns.values())]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for index, name in enumerate(rows):
+        label = f"{name} *" if name in FIRST_CLASSIFICATION else name
+        cells = [column[index] for column in columns]
+        lines.append("| " + " | ".join([label, *cells]) + " |")
+    return "\n".join(lines) + "\n"
+
+
 GENERATED: dict[str, dict[str, Callable[[], str]]] = {
     "docs/model.md": {
         "verdicts": _verdicts,
@@ -135,6 +160,7 @@ GENERATED: dict[str, dict[str, Callable[[], str]]] = {
         "reasons": _reasons,
     },
     "docs/attributes.md": {"attributes": _attributes, "metrics": _metrics},
+    "docs/architecture.md": {"precedence": _precedence},
 }
 
 
