@@ -263,9 +263,10 @@ def _is_package(parts: Sequence[str]) -> bool:
 
 
 def _private_imports(path: Path, planted: Mapping[Path, str] | None = None) -> list[str]:
-    """Every import, lazy or not, relative or not, of a private module or name (``_x``) that
-    belongs to another package than the module's own (or one of its parents): a package's
-    ``_x`` is its own to change. A private name of a module belongs to that module's package."""
+    """Every import, lazy or not, relative or not, by statement or by a call with a constant
+    name (:func:`_imported_by_call`), of a private module or name (``_x``) that belongs to
+    another package than the module's own (or one of its parents): a package's ``_x`` is its own
+    to change. A private name of a module belongs to that module's package."""
     me = _module_name(path)
     home = me if path.name == "__init__.py" else me[:-1]
     found = []
@@ -276,6 +277,8 @@ def _private_imports(path: Path, planted: Mapping[Path, str] | None = None) -> l
             base = home[: len(home) - node.level + 1] if node.level else []
             module = [*base, *(node.module.split(".") if node.module else [])]
             targets = [[*module, a.name] for a in node.names]
+        elif (name := _imported_by_call(node)) is not None:
+            targets = [name.split(".")]
         else:
             continue
         for target in targets:
@@ -287,6 +290,24 @@ def _private_imports(path: Path, planted: Mapping[Path, str] | None = None) -> l
                     found.append(".".join(target))
                     break
     return found
+
+
+_IMPORT_FUNCTIONS = frozenset({"__import__", "import_module"})
+
+
+def _imported_by_call(node: ast.AST) -> str | None:
+    """The module a call imports by name, ``importlib.import_module("a.b")`` or
+    ``__import__("a.b")`` (either spelled bare or as an attribute), when the name is a constant
+    absolute one; a computed or relative name is not read."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    first = node.args[0]
+    if called not in _IMPORT_FUNCTIONS or not isinstance(first, ast.Constant):
+        return None
+    name = first.value
+    return name if isinstance(name, str) and not name.startswith(".") else None
 
 
 #: Private imports across packages that stand until the module they reach gets a public name,
@@ -326,14 +347,32 @@ def test_no_module_imports_a_private_module_of_another_package() -> None:
             "from ..check._words import render",
             ["otel_mcp_health.check._words.render"],
         ),
+        (
+            "probe/_planted.py",
+            'importlib.import_module("otel_mcp_health.check._words")',
+            ["otel_mcp_health.check._words"],
+        ),
+        (
+            "probe/_planted.py",
+            'import_module("otel_mcp_health.clientside.pipeline._resource")',
+            ["otel_mcp_health.clientside.pipeline._resource"],
+        ),
+        (
+            "pin/_planted.py",
+            '__import__("otel_mcp_health.check._words")',
+            ["otel_mcp_health.check._words"],
+        ),
+        ("probe/_planted.py", 'importlib.import_module("otel_mcp_health.probe._render")', []),
+        ("probe/_planted.py", 'importlib.import_module("._words", "otel_mcp_health.check")', []),
         ("probe/_planted.py", "from otel_mcp_health.probe import _render", []),
         ("probe/_planted.py", "from otel_mcp_health._files import read_pin_text", []),
         ("probe/_planted.py", "from otel_mcp_health.clientside import driver", []),
     ],
 )
 def test_a_planted_private_import_is_caught(module: str, line: str, caught: list[str]) -> None:
-    """Caught across packages, lazily too; a package's own private modules and the root
-    package's are its own."""
+    """Caught across packages, lazily too, and by ``import_module`` / ``__import__`` with a
+    constant absolute name; a package's own private modules and the root package's are its
+    own."""
     path = PACKAGE / module
     assert _private_imports(path, {path: f"def f():\n    {line}\n"}) == caught
 
