@@ -7,15 +7,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec._read import (
-    Attributes,
-    present,
-    read_bool,
-    read_float,
-    read_int,
-    read_names,
-    read_str,
-)
 from otel_mcp_health._codec.approval import decode_call_approval
 from otel_mcp_health.core.bounds import cap
 from otel_mcp_health.core.evidence import (
@@ -38,6 +29,8 @@ from otel_mcp_health.core.vocabulary import (
     OutcomeResult,
     TransportOutcome,
 )
+
+from ._read import Attributes, present, read_bool, read_float, read_int, read_names, read_str
 
 PIPE = "pipe"
 TCP = "tcp"

@@ -9,15 +9,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health._codec import server  # a module: it reads connections through this one
-from otel_mcp_health._codec._read import (
-    Attributes,
-    present,
-    read_bool,
-    read_float,
-    read_int,
-    read_names,
-    read_str,
-)
 from otel_mcp_health._codec.approval import encode_catalog_approval
 from otel_mcp_health._codec.call import (
     decode_authorization,
@@ -36,6 +27,8 @@ from otel_mcp_health.core.evidence import (
 from otel_mcp_health.core.facts import HandshakeResult, PageResult
 from otel_mcp_health.core.server import CatalogKey
 from otel_mcp_health.core.vocabulary import Era
+
+from ._read import Attributes, present, read_bool, read_float, read_int, read_names, read_str
 
 if TYPE_CHECKING:  # the instrumentation writes through this module without the SDK
     from opentelemetry.sdk.trace import Event
