@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import pytest
 from opentelemetry.trace import SpanKind
+from tests.support.in_process_1x import in_process_server_1x
 from tests.support.matrix_drivers import MCP_MAJOR, Events, SessionDriver
 from tests.support.processor_helpers import Pipeline
 
@@ -20,30 +21,13 @@ from otel_mcp_health import attributes as A
 pytestmark = pytest.mark.anyio
 
 
-def _server_1x() -> Any:
-    """A small 1.x server (FastMCP of the 1.x SDK): a tool that works and one that fails."""
-    from mcp.server.fastmcp import FastMCP
-
-    app = FastMCP("in-process")
-
-    @app.tool()
-    def create_ticket(title: str, priority: str) -> str:
-        return "created"
-
-    @app.tool()
-    def fail() -> str:
-        raise ValueError("boom")  # FastMCP answers isError
-
-    return app
-
-
 @asynccontextmanager
 async def _in_process() -> AsyncIterator[Any]:
     """The application's in-process session on the installed line (its default mode)."""
     if MCP_MAJOR == 1:
         from mcp.shared.memory import create_connected_server_and_client_session
 
-        async with create_connected_server_and_client_session(_server_1x()) as session:
+        async with create_connected_server_and_client_session(in_process_server_1x()) as session:
             yield session
         return
     from mcp import Client

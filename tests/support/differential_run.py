@@ -42,6 +42,7 @@ from otel_mcp_health.core.pins import PinFile, pin_server, render_pins
 from otel_mcp_health.instrumentation import flush_receipts
 from otel_mcp_health.verifiers import register_verifier
 from tests.support.differential_dump import Masks, dump, render
+from tests.support.in_process_1x import in_process_server_1x
 from tests.support.matrix_drivers import (
     INTEGRATION,
     MCP_MAJOR,
@@ -115,27 +116,11 @@ async def _pins(reference: str, directory: Path) -> Path:
     return path
 
 
-def _in_process_server_1x() -> Any:
-    from mcp.server.fastmcp import FastMCP
-
-    app = FastMCP("in-process")
-
-    @app.tool()
-    def create_ticket(title: str, priority: str) -> str:
-        return "created"
-
-    @app.tool()
-    def fail() -> str:
-        raise ValueError("boom")  # FastMCP answers isError
-
-    return app
-
-
 async def in_process() -> None:
     if MCP_MAJOR == 1:
         from mcp.shared.memory import create_connected_server_and_client_session
 
-        async with create_connected_server_and_client_session(_in_process_server_1x()) as s:
+        async with create_connected_server_and_client_session(in_process_server_1x()) as s:
             await _in_process_calls(SessionDriver(Events(), s))
         return
     from mcp import Client
