@@ -21,7 +21,7 @@ build it (the span encoding is in ``_codec``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 
@@ -51,21 +51,27 @@ class CatalogKey:
     target_key: str | None
     name: str | None
     version: str | None
+    #: The parts as compared and hashed (an absent part is empty), and their hash: computed once,
+    #: as a key is built once and looked up on every span of its sessions.
+    _parts: tuple[str, str, str] = field(init=False, repr=False)
+    _hash: int = field(init=False, repr=False)
 
-    def _parts(self) -> tuple[str, str, str]:
-        return (self.target_key or "", self.name or "", self.version or "")
+    def __post_init__(self) -> None:
+        parts = (self.target_key or "", self.name or "", self.version or "")
+        object.__setattr__(self, "_parts", parts)
+        object.__setattr__(self, "_hash", hash(parts))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CatalogKey):
             return NotImplemented
-        return self._parts() == other._parts()
+        return self._parts == other._parts
 
     def __hash__(self) -> int:
-        return hash(self._parts())
+        return self._hash
 
     def size(self) -> int:
         """The characters its parts hold (what a registry entry of it weighs)."""
-        return sum(map(len, self._parts()))
+        return sum(map(len, self._parts))
 
 
 class ScopeKind(Enum):
@@ -99,16 +105,27 @@ class ServerIdentity:
     target_key: str | None = None
     label: ServerLabel = ServerLabel()
     catalog: CatalogKey | None = None
+    #: Its :class:`IncidentScope` (``None`` when neither target key nor label is known) and the
+    #: hash of its three parts: computed once, as an identity is built once and read on every
+    #: span of its session.
+    scope: IncidentScope | None = field(init=False, repr=False, compare=False)
+    _hash: int = field(init=False, repr=False, compare=False)
 
-    @property
-    def scope(self) -> IncidentScope | None:
-        """Its :class:`IncidentScope`, ``None`` when neither target key nor label is known."""
-        if self.target_key is not None:
-            return IncidentScope(ScopeKind.TARGET, self.target_key)
-        label = self.label
-        if label.address is not None:
-            endpoint = label.address if label.port is None else f"{label.address}:{label.port}"
-            return IncidentScope(ScopeKind.LABEL, endpoint)
-        if label.name is not None:
-            return IncidentScope(ScopeKind.LABEL, label.name)
-        return None
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scope", _scope(self.target_key, self.label))
+        object.__setattr__(self, "_hash", hash((self.target_key, self.label, self.catalog)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+def _scope(target_key: str | None, label: ServerLabel) -> IncidentScope | None:
+    """The incident scope of a server with this target key and label."""
+    if target_key is not None:
+        return IncidentScope(ScopeKind.TARGET, target_key)
+    if label.address is not None:
+        endpoint = label.address if label.port is None else f"{label.address}:{label.port}"
+        return IncidentScope(ScopeKind.LABEL, endpoint)
+    if label.name is not None:
+        return IncidentScope(ScopeKind.LABEL, label.name)
+    return None

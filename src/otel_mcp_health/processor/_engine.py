@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
-from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import Event, ReadableSpan
 
 from otel_mcp_health import _codec
@@ -48,8 +47,6 @@ from otel_mcp_health.processor._store import SessionStore
 from otel_mcp_health.processor.metrics import HealthMetrics
 
 _HANDSHAKES: Final = frozenset(era.value for era in Era)
-_SERVICE_NAME: Final = "service.name"
-_UNKNOWN: Final = "unknown"
 _RULES: Final = {rule.name: rule for rule in VERDICT_RULES}
 #: The contract rows whose verdict goes on a handshake span (docs/model.md#precedence).
 _HANDSHAKE_FAILED: Final = _RULES["handshake_failed"]
@@ -78,8 +75,6 @@ class Engine:
         self._servers = ServerCatalogs()
         self._lock = threading.Lock()
         self._memo = CallMemo()
-        self._resource: Resource | None = None
-        self._service_name = _UNKNOWN
 
     def clear(self) -> None:
         """Forget every session, incident and silent call (shutdown)."""
@@ -344,18 +339,10 @@ class Engine:
     ) -> None:
         """Key a non-green verdict as an incident of the session's server
         (:meth:`Incidents.judge`) and count each incident once, when it opens."""
-        if self._incidents.judge(self._service(span), session.server.scope, result, verdicts):
+        if self._incidents.judge(span.resource, session.server.scope, result, verdicts):
             layer = result.first_failed_layer
             labels = {A.VERDICT: result.verdict.value, A.CALL_FIRST_FAILED_LAYER: layer.value}
             self._metrics.incidents.add(1, {**labels, **_server_labels(session)})
-
-    def _service(self, span: ReadableSpan) -> str:
-        """``service.name`` of the span's resource (one resource per provider: read once)."""
-        resource = span.resource
-        if resource is not self._resource:
-            name = resource.attributes.get(_SERVICE_NAME, _UNKNOWN)
-            self._resource, self._service_name = resource, str(name)
-        return self._service_name
 
 
 def _progress(

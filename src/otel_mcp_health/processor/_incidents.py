@@ -11,6 +11,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Final
 
+from opentelemetry.sdk.resources import Resource
+
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.calls import CallResult
@@ -27,6 +29,8 @@ MAX_INCIDENTS = 4096
 #: Verdicts that open no incident: nothing failed (``unverified`` lacks a receipt, it is not an
 #: outage; ``working`` is live).
 _NO_INCIDENT: Final = frozenset({Verdict.HEALTHY, Verdict.UNVERIFIED, Verdict.WORKING})
+_SERVICE_NAME: Final = "service.name"
+_UNKNOWN: Final = "unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,18 +71,21 @@ class Incidents:
     def __init__(self, capacity: int = MAX_INCIDENTS) -> None:
         self._open: OrderedDict[str, tuple[IncidentScope | None, int]] = OrderedDict()
         self._capacity = capacity
+        self._resource: Resource | None = None
+        self._service_name = _UNKNOWN
 
     def judge(
         self,
-        service: str,
+        resource: Resource,
         server: IncidentScope | None,
         result: CallResult,
         verdicts: dict[str, Any],
     ) -> bool:
         """Key a non-green verdict as an incident of the server of scope ``server`` (its target
         key when known, process-local: two gateway paths on one host and port are two servers),
-        writing its key, attempt and budget into ``verdicts``; a healthy call clears that
-        server's incidents only. Whether this failure opened a new incident."""
+        writing its key, attempt and budget into ``verdicts`` (the key is scoped to the
+        ``service.name`` of the span's ``resource``); a healthy call clears that server's
+        incidents only. Whether this failure opened a new incident."""
         verdict, layer = result.verdict, result.first_failed_layer
         if verdict is Verdict.HEALTHY:
             self.clear_server(server)
@@ -86,13 +93,21 @@ class Incidents:
         if verdict in _NO_INCIDENT:
             return False
         material = _codec.scope_material(server)
-        key = incident_key(service, material, layer.value, result.reason)
+        key = incident_key(self._service(resource), material, layer.value, result.reason)
         verdicts[A.INCIDENT_KEY] = key
         attempt = self.open(key, server)
         verdicts[A.INCIDENT_ATTEMPT] = attempt
         if over_budget(verdict, layer, result.reason, attempt):
             verdicts[A.RETRY_OVER_BUDGET] = True
         return attempt == 1
+
+    def _service(self, resource: Resource) -> str:
+        """``service.name`` of the span's resource (one resource per provider: read once, and
+        only for a call that opens or repeats an incident)."""
+        if resource is not self._resource:
+            name = resource.attributes.get(_SERVICE_NAME, _UNKNOWN)
+            self._resource, self._service_name = resource, str(name)
+        return self._service_name
 
     def open(self, key: str, server: IncidentScope | None) -> int:
         """Record a failure of incident ``key``; return its attempt number (1 = newly opened)."""
