@@ -110,6 +110,20 @@ def rss_kib() -> int:
     return 0
 
 
+def _coverage_paused() -> Any:
+    """Stop the coverage measurement of this process, if one runs (``make coverage`` measures
+    subprocesses too), and return it to restart: the arcs it records while the sessions are
+    replayed would be counted as retained bytes per session."""
+    try:
+        import coverage
+    except ImportError:
+        return None
+    current = coverage.Coverage.current()
+    if current is not None:
+        current.stop()
+    return current
+
+
 def state(n: int, pages: int, traced: int) -> dict[str, Any]:
     """Replay N sessions; the first ``traced`` under tracemalloc, the rest for the RSS figure.
 
@@ -144,12 +158,15 @@ def state(n: int, pages: int, traced: int) -> dict[str, Any]:
                 )
 
     gc.collect()
+    measuring = _coverage_paused()  # coverage's own line data is no state of ours
     tracemalloc.start()
     before = tracemalloc.take_snapshot()
     replay(0, traced)
     gc.collect()
     after = tracemalloc.take_snapshot()
     tracemalloc.stop()
+    if measuring is not None:
+        measuring.start()
     retained = sum(s.size_diff for s in after.compare_to(before, "filename"))
     replay(traced, n)
     return {
