@@ -113,6 +113,7 @@ from opentelemetry.trace import get_tracer
 from otel_mcp_health import _options, verifiers
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import (
+    _agents,
     _approval,
     _catalog_hooks,
     _compat,
@@ -163,6 +164,9 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
         from otel_mcp_health import frameworks  # they report through this instrumentation
 
         frameworks.register_hooks(frameworks.FRAMEWORKS)
+        from otel_mcp_health import model_requests  # what each LLM request offers its model
+
+        frameworks.register_hooks(model_requests.MODEL_CLIENTS)
 
     def _uninstrument(self, **kwargs: Any) -> None:
         from otel_mcp_health import frameworks
@@ -207,6 +211,9 @@ def record_installed_tools(session: object, tools: Iterable[Any]) -> None:
 #: hooks (:mod:`otel_mcp_health.frameworks`) clear it around the framework's own listing and read
 #: it after: the framework installs the tools of that session. Not public API (not in ``__all__``).
 LISTING = _state.LISTING
+#: What an LLM client hook reports each request's offered tools to
+#: (:mod:`otel_mcp_health.model_requests`). Not public API (not in ``__all__``).
+record_model_request = _agents.record_model_request
 
 
 def add_missing_evidence(evidence: str) -> None:
