@@ -7,9 +7,10 @@ and ``/authn`` answering 401 ``invalid_token``). Tools: ``create_ticket`` (works
 with ``notifications/tools/list_changed``, and ``trigger_edit``, which changes ``create_ticket``'s
 definition (its description, and an optional ``priority`` property) and announces that; it is
 listed only when the server is started with ``edit`` after the transport
-(``changing_server.py stdio edit``), so the other scenarios keep their three tools. A framework that lists again after the signal but
-keeps offering its old tools runs on a stale catalog (``digest_mismatch``). Run by the
-project's own interpreter (mcp 2.x), whatever SDK the client cell has; one process per test.
+(``changing_server.py stdio edit``), so the other scenarios keep their three tools. A framework
+that lists again after the signal but keeps offering its old tools runs on a stale catalog
+(``digest_mismatch``). Run by the project's own interpreter (mcp 2.x), whatever SDK the client
+cell has; one process per test.
 """
 
 from __future__ import annotations
