@@ -7,7 +7,7 @@ Three kinds of state, all process-local and never exported as such:
   installed hook into a pass-through even for sessions that are already open.
 * :class:`SessionState` -- one per client session, keyed weakly by the ``ClientSession`` *and* by
   its dispatcher (the only objects every hook can reach). Holds the random session key, transport
-  identity, the negotiated version, the running ``tools/list`` traversal and the tools of the last
+  identity, the negotiated version, the running ``tools/list`` traversals and the tools of the last
   complete application discovery (for the call-time contract check, docs/model.md#catalog).
 * Per-request records, handed between nested hooks through context variables:
   :class:`RequestRecord` (one per JSON-RPC request, owns the one CLIENT span and keeps the facts
@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from opentelemetry.metrics import Histogram
 from opentelemetry.trace import Span, Tracer
@@ -86,7 +86,15 @@ class Telemetry:
 TELEMETRY: Telemetry | None = None
 
 
-@dataclass(slots=True)
+#: Open ``tools/list`` traversals a session keeps at once. Two listings of one session may run
+#: concurrently (one toolset wrapped twice, two tasks paging at once): each is its own cursor
+#: chain. A client that starts traversals and never finishes them loses its oldest open one
+#: first, so a session's traversal state stays bounded (this many chains, each within the page
+#: cap).
+MAX_OPEN_TRAVERSALS: Final = 8
+
+
+@dataclass(slots=True, eq=False)
 class Traversal:
     """An application ``tools/list`` traversal in progress (first page = request without cursor).
 
@@ -96,6 +104,37 @@ class Traversal:
 
     chain: CursorChain
     tools: list[dict[str, Any]] = field(default_factory=list)
+    #: The keyed hash of the ``nextCursor`` of its last page: the cursor of the page that
+    #: continues it (kept after a defect too, so that a loop's next pages stay in their chain).
+    last_next: str | None = None
+
+
+def open_traversal(state: SessionState, cursor: str | None, max_pages: int) -> Traversal:
+    """The open traversal a page of ``cursor`` (a keyed hash) belongs to.
+
+    A page without a cursor starts a traversal (the oldest open one is dropped past
+    :data:`MAX_OPEN_TRAVERSALS`). A page with a cursor continues the open traversal whose last
+    ``nextCursor`` it is (of two waiting for the same cursor, the one started last: they list the
+    same pages, and a client that gave up a traversal and started again goes on with the new
+    one). A cursor no open traversal waits for joins the one started last, whose walk then reads
+    the gap or the loop, exactly as a single traversal always did; with none open, at least one
+    page was not seen (a chain joined midway: a gap).
+    """
+    open_ = state.traversals
+    if cursor is None:
+        traversal = Traversal(CursorChain(max_pages))
+        open_.append(traversal)
+        if len(open_) > MAX_OPEN_TRAVERSALS:
+            del open_[0]
+        return traversal
+    for traversal in reversed(open_):
+        if traversal.last_next == cursor:
+            return traversal
+    if open_:
+        return open_[-1]
+    traversal = Traversal(CursorChain.joined_midway(max_pages))
+    open_.append(traversal)
+    return traversal
 
 
 @dataclass(slots=True, eq=False, kw_only=True)
@@ -121,7 +160,9 @@ class SessionState:
     #: it talks streamable HTTP (its GET stream).
     notification_channel: str = A.CHANNEL_SESSION
     started_ns: int | None = None
-    traversal: Traversal | None = None
+    #: Its open application ``tools/list`` traversals, oldest first (at most
+    #: :data:`MAX_OPEN_TRAVERSALS`; :func:`open_traversal`).
+    traversals: list[Traversal] = field(default_factory=list)
     #: The session's own last complete application discovery (``_servers.discovered`` falls
     #: back on its server's).
     discovered: Discovered | None = None
