@@ -22,8 +22,9 @@ from tests.support.matrix_drivers import INTEGRATION, MCP_MAJOR, SERVER_PYTHON, 
 from tests.support.processor_helpers import Pipeline
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health.instrumentation._state import MAX_OPEN_TRAVERSALS, session_state
-from otel_mcp_health.processor import _sessions
+from otel_mcp_health.instrumentation._state import session_state
+from otel_mcp_health.instrumentation._traversals import MAX_OPEN_TRAVERSALS
+from otel_mcp_health.processor import _traversals
 
 pytestmark = pytest.mark.anyio
 
@@ -159,7 +160,7 @@ async def test_unfinished_traversals_are_bounded(transport: str, verdicts: Pipel
             assert state is not None
             assert len(state.traversals) == MAX_OPEN_TRAVERSALS
             judged = verdicts.processor._engine.sessions._sessions[state.key]
-            assert len(judged.open_traversals) == _sessions.MAX_OPEN_TRAVERSALS
+            assert len(judged.open_traversals) == _traversals.MAX_OPEN_TRAVERSALS
             await _traverse(session)  # continues the chain it started, not an abandoned one
             assert len(state.traversals) == MAX_OPEN_TRAVERSALS - 1  # the complete one closed
             await session.call_tool("echo", {"text": "t"})

@@ -17,7 +17,8 @@ from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.catalog import chain_defect, derive_facts
 from otel_mcp_health.core.evidence import Page
-from otel_mcp_health.processor._sessions import MAX_OPEN_TRAVERSALS, Session
+from otel_mcp_health.processor._sessions import Session
+from otel_mcp_health.processor._traversals import MAX_OPEN_TRAVERSALS
 
 
 def _page(session: Session, cursor: str | None, next_cursor: str | None, at: int) -> bool:

@@ -25,8 +25,8 @@ from otel_mcp_health.instrumentation._state import (
     SessionState,
     Telemetry,
     cursor_hash,
-    open_traversal,
 )
+from otel_mcp_health.instrumentation._traversals import open_traversal
 
 
 def page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[str, Any]) -> None:
@@ -76,7 +76,7 @@ def _advance(
     tools: list[Mapping[str, Any]],
     digested: _Digested,
 ) -> tuple[int, CatalogEnd | None]:
-    """Walk the page's traversal one page (``_state.open_traversal``: concurrent traversals of
+    """Walk the page's traversal one page (``_traversals.open_traversal``: concurrent traversals of
     one session are told apart by their cursors): the page's index in it and, at its end, the
     catalog (``digested``: this page's digest, or why none, the catalog's when it is the only
     page)."""

@@ -24,7 +24,7 @@ import weakref
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry.metrics import Histogram
 from opentelemetry.trace import Span, Tracer
@@ -36,13 +36,13 @@ from otel_mcp_health.core.facts import Fact
 from otel_mcp_health.core.fold import Records, records
 from otel_mcp_health.core.observations import Observed
 from otel_mcp_health.core.server import CatalogKey, ServerIdentity, ServerLabel
-from otel_mcp_health.core.traversal import CursorChain
 from otel_mcp_health.instrumentation import _targets
 from otel_mcp_health.instrumentation._keyed import KeyedHash
 
 if TYPE_CHECKING:  # a session holds its discovery; the registry of them imports this module
     from otel_mcp_health.instrumentation._approval import Pins
     from otel_mcp_health.instrumentation._servers import Discovered
+    from otel_mcp_health.instrumentation._traversals import Traversal
 
 #: The keyed hash of :func:`cursor_hash` (its own per-process key).
 _CURSORS = KeyedHash()
@@ -86,57 +86,6 @@ class Telemetry:
 TELEMETRY: Telemetry | None = None
 
 
-#: Open ``tools/list`` traversals a session keeps at once. Two listings of one session may run
-#: concurrently (one toolset wrapped twice, two tasks paging at once): each is its own cursor
-#: chain. A client that starts traversals and never finishes them loses its oldest open one
-#: first, so a session's traversal state stays bounded (this many chains, each within the page
-#: cap).
-MAX_OPEN_TRAVERSALS: Final = 8
-
-
-@dataclass(slots=True, eq=False)
-class Traversal:
-    """An application ``tools/list`` traversal in progress (first page = request without cursor).
-
-    The chain is walked page by page (:mod:`otel_mcp_health.core.traversal`); the tool definitions
-    are kept only while it is intact and within the page cap, for the catalog digest at its end.
-    """
-
-    chain: CursorChain
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    #: The keyed hash of the ``nextCursor`` of its last page: the cursor of the page that
-    #: continues it (kept after a defect too, so that a loop's next pages stay in their chain).
-    last_next: str | None = None
-
-
-def open_traversal(state: SessionState, cursor: str | None, max_pages: int) -> Traversal:
-    """The open traversal a page of ``cursor`` (a keyed hash) belongs to.
-
-    A page without a cursor starts a traversal (the oldest open one is dropped past
-    :data:`MAX_OPEN_TRAVERSALS`). A page with a cursor continues the open traversal whose last
-    ``nextCursor`` it is (of two waiting for the same cursor, the one started last: they list the
-    same pages, and a client that gave up a traversal and started again goes on with the new
-    one). A cursor no open traversal waits for joins the one started last, whose walk then reads
-    the gap or the loop, exactly as a single traversal always did; with none open, at least one
-    page was not seen (a chain joined midway: a gap).
-    """
-    open_ = state.traversals
-    if cursor is None:
-        traversal = Traversal(CursorChain(max_pages))
-        open_.append(traversal)
-        if len(open_) > MAX_OPEN_TRAVERSALS:
-            del open_[0]
-        return traversal
-    for traversal in reversed(open_):
-        if traversal.last_next == cursor:
-            return traversal
-    if open_:
-        return open_[-1]
-    traversal = Traversal(CursorChain.joined_midway(max_pages))
-    open_.append(traversal)
-    return traversal
-
-
 @dataclass(slots=True, eq=False, kw_only=True)
 class SessionState:
     """Everything the instrumentation remembers about one client session."""
@@ -160,8 +109,8 @@ class SessionState:
     #: it talks streamable HTTP (its GET stream).
     notification_channel: str = A.CHANNEL_SESSION
     started_ns: int | None = None
-    #: Its open application ``tools/list`` traversals, oldest first (at most
-    #: :data:`MAX_OPEN_TRAVERSALS`; :func:`open_traversal`).
+    #: Its open application ``tools/list`` traversals, oldest first (a bounded few:
+    #: :func:`._traversals.open_traversal`).
     traversals: list[Traversal] = field(default_factory=list)
     #: The session's own last complete application discovery (``_servers.discovered`` falls
     #: back on its server's).

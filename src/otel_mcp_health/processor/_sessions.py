@@ -5,14 +5,12 @@ Catalog convergence and the session contract judge a *sequence* of spans: the ha
 processor keeps, per session key, only what the core classifiers need to judge the next span:
 
 * the handshake evidence of the session (the latest successful ``initialize``/``server/discover``);
-* its traversals as chain facts walked page by page (:mod:`otel_mcp_health.core.traversal`),
-  never the pages: the open ones (at most :data:`MAX_OPEN_TRAVERSALS`, one 8-byte cursor hash per
-  page up to the page cap each), the latest one started (possibly unfinished) and the last
-  complete one (the only two :func:`otel_mcp_health.core.catalog.classify_catalog` ever looks
-  at). Two traversals of one session may run at once (one toolset wrapped twice, two tasks
-  paging concurrently): each is its own cursor chain, and a page continues the open one whose last
-  ``nextCursor`` is its cursor (:meth:`Session.add_page`), so a session's state does not grow
-  with the number of pages nor with traversals left unfinished;
+* its traversals as chain facts walked page by page, never the pages
+  (:mod:`otel_mcp_health.processor._traversals`): the open ones (concurrent traversals of one
+  session are told apart; a bounded few, one 8-byte cursor hash per page up to the page cap
+  each), the latest one started (possibly unfinished) and the last complete one (the only two
+  :func:`otel_mcp_health.core.catalog.classify_catalog` ever looks at), so a session's state
+  grows neither with the number of pages nor with traversals left unfinished;
 * the latest ``list_changed`` arrival, and the first signal not yet followed by a converged
   catalog (for the convergence-lag histogram);
 * the client digest of the latest install, the call-time contract findings since the last
@@ -53,12 +51,16 @@ from otel_mcp_health.core.traversal import DEFAULT_MAX_PAGES, CursorChain
 from otel_mcp_health.core.vocabulary import NS_PER_S, Verdict
 from otel_mcp_health.processor._memo import SessionMemo
 from otel_mcp_health.processor._servers import ServerCatalog
+from otel_mcp_health.processor._traversals import (
+    TraversalFacts,
+    closed,
+    continued,
+    judged_latest,
+    opened,
+)
 
 #: Call-time contract findings kept per session (the first of each kind decides the verdict).
 MAX_FINDINGS = 8
-#: Open traversals kept per session (concurrent listings); past it the oldest open one is
-#: dropped, as the instrumentation drops it (``instrumentation._state.MAX_OPEN_TRAVERSALS``).
-MAX_OPEN_TRAVERSALS = 8
 
 
 class Freshness(Enum):
@@ -77,30 +79,6 @@ class Freshness(Enum):
 
 
 @dataclass(slots=True, eq=False)
-class TraversalFacts:
-    """A ``tools/list`` traversal walked page by page: its chain facts, never its pages."""
-
-    started_at: int | None
-    chain: CursorChain
-    completed_at: int | None = None
-    digest: str | None = None
-    digest_error: str | None = None
-    #: The ``nextCursor`` hash of its last page: the cursor of the page that continues it (kept
-    #: after a defect too, so that a loop's next pages stay in their chain).
-    last_next: str | None = None
-
-    def discovery(self) -> Discovery:
-        """The traversal as a core :class:`Discovery` (its chain already walked)."""
-        return Discovery(
-            started_at=self.started_at,
-            completed_at=self.completed_at,
-            chain=self.chain.summary(),
-            digest=self.digest,
-            digest_error=self.digest_error,
-        )
-
-
-@dataclass(slots=True, eq=False)
 class Session:
     """What the processor remembers about one MCP client session."""
 
@@ -115,7 +93,8 @@ class Session:
     #: The traversal started last (finished or not): what the catalog rules call the latest.
     latest: TraversalFacts | None = None
     #: The traversals still waiting for a page, oldest first (at most
-    #: :data:`MAX_OPEN_TRAVERSALS`; a tuple: the empty one a session usually holds costs nothing).
+    #: ``_traversals.MAX_OPEN_TRAVERSALS``; a tuple: the empty one a session usually holds costs
+    #: nothing).
     open_traversals: tuple[TraversalFacts, ...] = ()
     #: The last complete discovery: of two completed concurrently, the one started last.
     complete: Discovery | None = None
@@ -165,50 +144,38 @@ class Session:
         """Add an application page; return whether it ended its traversal (complete or not).
 
         A first page (index 0, no cursor) starts a traversal, the latest; a later page continues
-        the open traversal whose last ``nextCursor`` is its cursor (concurrent traversals are
-        told apart; of two waiting for the same cursor, the one started last). A page no open
-        traversal waits for joins the latest, whose walk then reads the gap or the loop, as a
-        single traversal always did. What the catalog rules then call the latest:
-        :meth:`_latest` (docs/model.md#catalog).
+        its own (:func:`._traversals.continued`). What the catalog rules then call the latest:
+        :func:`._traversals.judged_latest` (docs/model.md#concurrent-traversals).
         """
-        traversal = self._traversal_of(page, first=first, started_at=started_at)
-        traversal.chain.add(page.cursor, page.next_cursor, failed=page.failed)
-        traversal.last_next = page.next_cursor
+        traversal = None if first else continued(self.open_traversals, self.latest, page)
+        if traversal is None:
+            traversal = TraversalFacts(started_at=started_at, chain=CursorChain(self.max_pages))
+            self.latest = traversal
+            self.open_traversals = opened(self.open_traversals, traversal)
+        final = traversal.walk(page)
         self.version += 1
-        final = page.failed or page.next_cursor is None
         if final:
-            self.open_traversals = tuple(t for t in self.open_traversals if t is not traversal)
-        server = self.server_catalog
-        if server is not None and not (page.next_cursor is None and not page.failed):
-            server.progressed(traversal.discovery())
+            self.open_traversals = closed(self.open_traversals, traversal)
         if page.next_cursor is None and not page.failed:
-            traversal.completed_at = ended_at
-            traversal.digest = digest
-            traversal.digest_error = digest_error
-            discovery = traversal.discovery()
-            if chain_defect(discovery) is None:
-                if self._started_last(discovery):
-                    self.complete = discovery
-                    self.findings = ()  # earlier findings were checked against an older catalog
-                    self.heard_since = server.hearing() if server is not None else None
-                if server is not None:
-                    server.discovered(discovery, list_changed=self._list_changed())
-            elif server is not None:  # ended on a gap or a loop: the server sees it too
-                server.progressed(discovery)
+            self._completed(traversal.complete(ended_at, digest, digest_error))
+        elif self.server_catalog is not None:
+            self.server_catalog.progressed(traversal.discovery())
         return final
 
-    def _traversal_of(self, page: Page, *, first: bool, started_at: int | None) -> TraversalFacts:
-        """The traversal ``page`` belongs to (:meth:`add_page`)."""
-        if not first:
-            for traversal in reversed(self.open_traversals):
-                if traversal.last_next == page.cursor:
-                    return traversal
-            if self.latest is not None:
-                return self.latest
-        traversal = TraversalFacts(started_at=started_at, chain=CursorChain(self.max_pages))
-        self.latest = traversal
-        self.open_traversals = (*self.open_traversals, traversal)[-MAX_OPEN_TRAVERSALS:]
-        return traversal
+    def _completed(self, discovery: Discovery) -> None:
+        """A traversal reached a page without ``nextCursor``: a complete discovery of the
+        session and its server, unless its chain has a defect."""
+        server = self.server_catalog
+        if chain_defect(discovery) is not None:
+            if server is not None:  # ended on a gap or a loop: the server sees it too
+                server.progressed(discovery)
+            return
+        if self._started_last(discovery):
+            self.complete = discovery
+            self.findings = ()  # earlier findings were checked against an older catalog
+            self.heard_since = server.hearing() if server is not None else None
+        if server is not None:
+            server.discovered(discovery, list_changed=self._list_changed())
 
     def _started_last(self, discovery: Discovery) -> bool:
         """Whether a complete ``discovery`` started no earlier than the session's last one."""
@@ -357,25 +324,7 @@ class Session:
         return discoveries
 
     def _latest(self) -> Discovery | None:
-        """What the catalog rules call the session's latest traversal: the one started last,
-        unless it is still walking without a defect while a complete discovery of the session
-        ended after it started. The two ran concurrently (one toolset wrapped twice, two tasks
-        paging at once), and that discovery is what the session's agent got: the catalog is
-        judged on it until the later traversal ends (then on that one, complete or not). A
-        traversal started after the last complete discovery ended is the latest as it stands
-        (a client that stops paging reads ``cursor_remaining``)."""
-        latest, complete = self.latest, self.complete
-        if latest is None:
-            return None
-        concurrent = (
-            complete is not None
-            and latest.completed_at is None
-            and latest.chain.intact
-            and latest in self.open_traversals
-            and complete.completed_at is not None
-            and complete.completed_at >= (latest.started_at or 0)
-        )
-        return complete if concurrent else latest.discovery()
+        return judged_latest(self.latest, self.open_traversals, self.complete)
 
     def _last_signal(self) -> int | None:
         """The latest ``list_changed`` this session or any session of its server received."""
