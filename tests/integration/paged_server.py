@@ -4,7 +4,8 @@
 ``Server``), for in-process sessions; ``python paged_server.py stdio MODE`` serves one session
 over stdio (run by the project's own interpreter, mcp 2.x, whatever SDK the client cell has).
 Modes: ``paged`` -- pages 0 -> 1 -> 2, the last without ``nextCursor``; ``loop`` -- pages
-0 -> 1 -> 2 -> 1 -> 2 -> ... (the chain never ends: a client that follows it gives up). The first
+0 -> 1 -> 2 -> 1 -> 2 -> ... (the chain never ends: a client that follows it gives up); any other
+mode serves the ``paged`` catalog under a server name of its own (another server). The first
 page lists ``echo`` (``text`` required), which answers ``ok``.
 """
 

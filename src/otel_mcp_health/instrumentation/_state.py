@@ -282,6 +282,9 @@ class RequestRecord:
     tool_name: str | None = None
     #: The tool's ``readOnlyHint`` at call time (last complete discovery).
     read_only: bool | None = None
+    #: Evidence this request lacks beyond what the SDK in use cannot give (a call whose server's
+    #: discovery was forgotten: ``_servers.forgotten``).
+    missing: tuple[str, ...] = ()
     request_id: str | None = None
     facts: list[Fact] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
@@ -338,6 +341,8 @@ class Slot:
     attributes: dict[str, Any] = field(default_factory=dict)
     #: The tool's ``readOnlyHint`` at call time, for the call's evidence record.
     read_only: bool | None = None
+    #: Evidence the call-time check found missing, for the call's evidence record.
+    missing: tuple[str, ...] = ()
     #: The call's arguments (a reference, never copied or exported) and their keyed digest,
     #: computed only when retry correlation needs it (in memory only).
     arguments: Any = None
