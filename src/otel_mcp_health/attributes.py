@@ -62,8 +62,10 @@ SESSION_KEY: Final = "mcp_health.session.key"
 #: ``application`` or ``internal`` (a request the SDK issued by itself, e.g. an output-schema
 #: refresh ``tools/list``); internal lists never count as an application's discovery.
 EVIDENCE_ORIGIN: Final = "mcp_health.evidence.origin"
-#: Evidence the SDK in use cannot give (a private hook is absent), or ``framework_install``
-#: when an agent framework's hook point has another shape (docs/frameworks.md): never ``healthy``.
+#: Evidence the SDK in use cannot give (a private hook is absent), ``framework_install`` when an
+#: agent framework's hook point has another shape (docs/frameworks.md), or ``server_discovery``
+#: on a call left unchecked because its server's discovery was forgotten (docs/model.md#scope):
+#: never ``healthy``.
 EVIDENCE_MISSING: Final = "mcp_health.evidence.missing"
 ORIGIN_APPLICATION: Final = "application"
 ORIGIN_INTERNAL: Final = "internal"

@@ -44,8 +44,9 @@ OTEL_INSTRUMENTATION_MCP_HEALTH_MAX_PAGES: Final = "OTEL_INSTRUMENTATION_MCP_HEA
 Most pages of one ``tools/list`` traversal that are walked (the instrumentation and the processor
 read the same value; the processor also takes ``max_pages=``). Default: ``1000``. Consequence: a
 catalog served in more pages is judged ``incomplete`` (``cursor_remaining``), never green. State
-per session holds one 8-byte cursor hash per page of the traversal in progress, so the cap bounds
-it (8 KiB at the default); completed traversals keep no per-page state (docs/configuration.md).
+per session holds one 8-byte cursor hash per page of each traversal in progress (at most 8 at
+once: docs/model.md#concurrent-traversals), so the cap bounds it (8 KiB a traversal at the
+default); completed traversals keep no per-page state (docs/configuration.md).
 """
 
 OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES: Final = "OTEL_INSTRUMENTATION_MCP_HEALTH_OUTCOMES"

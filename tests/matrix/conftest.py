@@ -24,6 +24,7 @@ FRAMEWORK_TESTS = {
     "test_langchain_default.py": "langchain_mcp_adapters",
     "test_langchain_sse.py": "langchain_mcp_adapters",
     "test_framework_pydantic_ai.py": "pydantic_ai",
+    "test_framework_pydantic_ai_wrapped.py": "pydantic_ai",
     "test_framework_llama_index.py": "llama_index",
     "test_framework_google_adk.py": "google.adk",
     "test_framework_strands.py": "strands",

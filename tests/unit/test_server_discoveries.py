@@ -11,9 +11,11 @@ from typing import Any
 
 from otel_mcp_health.core.server import CatalogKey
 from otel_mcp_health.instrumentation._servers import (
+    MAX_FORGOTTEN,
     Discovered,
     KnownTool,
     ServerDiscoveries,
+    _size,
     known_tool,
 )
 
@@ -73,3 +75,36 @@ def test_a_known_tool_keeps_names_and_the_read_only_hint_only() -> None:
     }
     assert known_tool(tool) == KnownTool(frozenset({"a", "b"}), True)
     assert known_tool({"name": "t", "annotations": {"readOnlyHint": "yes"}}).read_only is None
+
+
+def test_an_evicted_server_is_remembered_as_forgotten() -> None:
+    servers = ServerDiscoveries(max_servers=1)
+    servers.remember(_server("a"), _discovery(1))
+    assert not servers.forgot(_server("a"))
+    servers.remember(_server("b"), _discovery(1))  # by count
+    assert (servers.forgot(_server("a")), servers.forgot(_server("b"))) == (True, False)
+    servers.remember(_server("a"), _discovery(1))  # discovered again: no longer forgotten
+    assert (servers.forgot(_server("a")), servers.forgot(_server("b"))) == (False, True)
+
+
+def test_a_server_forgotten_by_bytes_is_remembered_as_forgotten() -> None:
+    sizes = [_size(_server(key), _discovery(tools)) for key, tools in (("a", 20), ("b", 40))]
+    servers = ServerDiscoveries(max_bytes=sum(sizes) - 1)
+    servers.remember(_server("a"), _discovery(20))
+    servers.remember(_server("b"), _discovery(40))  # pushes "a" out of the byte budget
+    assert (servers.forgot(_server("a")), servers.get(_server("b")) is not None) == (True, True)
+    servers.remember(_server("big"), _discovery(500))  # alone over the budget
+    assert servers.forgot(_server("big"))
+    assert servers.get(_server("big")) is None
+    assert not servers.forgot(_server("never-seen"))
+    servers.clear()
+    assert not servers.forgot(_server("a"))
+
+
+def test_the_forgotten_servers_are_bounded() -> None:
+    servers = ServerDiscoveries(max_servers=1)
+    for index in range(MAX_FORGOTTEN + 10):
+        servers.remember(_server(f"s{index}"), _discovery(1))
+    assert len(servers._forgotten) == MAX_FORGOTTEN
+    assert not servers.forgot(_server("s0"))  # the least recently forgotten went first
+    assert servers.forgot(_server(f"s{MAX_FORGOTTEN + 8}"))

@@ -18,16 +18,15 @@ from otel_mcp_health.core.evidence import Page
 from otel_mcp_health.core.facts import CatalogEnd, PageResult
 from otel_mcp_health.core.install import compare_install
 from otel_mcp_health.core.reasons import DigestReason
-from otel_mcp_health.core.traversal import CursorChain
 from otel_mcp_health.core.vocabulary import DIGEST_PROJECTION, ClientSource
 from otel_mcp_health.instrumentation import _approval, _servers, _state
 from otel_mcp_health.instrumentation._state import (
     RequestRecord,
     SessionState,
     Telemetry,
-    Traversal,
     cursor_hash,
 )
+from otel_mcp_health.instrumentation._traversals import open_traversal
 
 
 def page_result(telemetry: Telemetry, record: RequestRecord, result: Mapping[str, Any]) -> None:
@@ -77,24 +76,23 @@ def _advance(
     tools: list[Mapping[str, Any]],
     digested: _Digested,
 ) -> tuple[int, CatalogEnd | None]:
-    """Walk the session's traversal one page: the page's index and, at the end, the catalog
-    (``digested``: this page's digest, or why none, the catalog's when it is the only page)."""
+    """Walk the page's traversal one page (``_traversals.open_traversal``: concurrent traversals of
+    one session are told apart by their cursors): the page's index in it and, at its end, the
+    catalog (``digested``: this page's digest, or why none, the catalog's when it is the only
+    page)."""
     cursor_h, next_hash = link
-    traversal = state.traversal
-    if cursor_h is None:
-        traversal = state.traversal = Traversal(CursorChain(telemetry.max_pages))
-    elif traversal is None:
-        # A cursor with no first page before it: at least one page was not seen (a gap).
-        traversal = state.traversal = Traversal(CursorChain.joined_midway(telemetry.max_pages))
+    traversal = open_traversal(state, cursor_h, telemetry.max_pages)
     index = traversal.chain.pages
     traversal.chain.add(cursor_h, next_hash)
+    traversal.last_next = next_hash
     if not traversal.chain.intact:
         traversal.tools.clear()  # a broken or over-long chain has no catalog digest
     else:
         traversal.tools.extend(dict(t) for t in tools)
     if next_hash is not None:
         return index, None
-    state.traversal = None
+    if traversal in state.traversals:
+        state.traversals.remove(traversal)
     if not traversal.chain.intact:
         return index, None
     approval = _approval.judge(telemetry.pins, state, traversal.tools) if telemetry.pins else None

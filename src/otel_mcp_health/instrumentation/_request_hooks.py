@@ -26,6 +26,7 @@ from otel_mcp_health.instrumentation._sdk import (
     HANDSHAKE_METHODS,
     HTTP_ONLY_EVIDENCE,
     NOT_HTTP_EVIDENCE,
+    SERVER_DISCOVERY,
     failure_of,
     requested_version,
 )
@@ -72,7 +73,6 @@ def begin_request(
         span=span,
         method=method,
         tool_name=target,
-        read_only=slot.read_only if slot is not None and slot.method == method else None,
         params=params,
         origin=origin,
         recording=span.is_recording(),
@@ -80,8 +80,17 @@ def begin_request(
         start_attributes=start,
         span_attributes=attrs,
     )
-    if method == "tools/call":
-        state.open_calls.add(record)
+    return _claimed(record, slot)
+
+
+def _claimed(record: RequestRecord, slot: Slot | None) -> RequestRecord:
+    """The new request's record with what the outer wrapper whose request it is learned before
+    it (the tool's ``readOnlyHint``, the evidence its call-time check found missing); a call is
+    counted among its session's open calls."""
+    if slot is not None and slot.method == record.method:
+        record.read_only, record.missing = slot.read_only, slot.missing
+    if record.method == "tools/call":
+        record.state.open_calls.add(record)
     return record
 
 
@@ -156,6 +165,10 @@ def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> N
     property names go on the span, argument values never leave this function.
     """
     found = _servers.discovered(state) if isinstance(name, str) else None
+    if found is None and _servers.forgotten(state):
+        # Nothing to check against, though its server was discovered: missing evidence, never
+        # a call that passed its checks (docs/model.md#scope).
+        slot.missing = (SERVER_DISCOVERY,)
     if found is None or not isinstance(name, str):
         return
     if found.approval is not None and (name in found.tools or found.approval.unapproved(name)):
@@ -294,7 +307,8 @@ def finish(telemetry: Telemetry, record: RequestRecord) -> None:
         return
     record.ended = True
     record.state.open_calls.discard(record)
-    built, request = _ended(record, _missing_evidence(telemetry, record.state))
+    missing = _missing_evidence(telemetry, record.state)
+    built, request = _ended(record, (*missing, *record.missing) if record.missing else missing)
     if record.recording:
         _write_evidence(record, built, request)
     if _is_fallback_probe(record, built.seen):

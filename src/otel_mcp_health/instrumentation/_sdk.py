@@ -34,6 +34,8 @@ MCP_LINE: Final = _sdk_line()
 # 1.x line reports a timeout as HTTP's 408 in an ``McpError`` (mcp.shared.session).
 CONNECTION_CLOSED: Final = -32000
 REQUEST_TIMEOUT: Final = 408 if MCP_LINE == 1 else -32001
+#: The ``mcp_health.evidence.missing`` name of a forgotten server's discovery (``_servers``).
+SERVER_DISCOVERY: Final = "server_discovery"
 #: Evidence a private SDK hook provides -> what its absence costs (the warning's wording).
 EVIDENCE: Final = {
     "request_id": "jsonrpc.request.id",
@@ -51,6 +53,9 @@ EVIDENCE: Final = {
     "stream_end": "the end of a stdio or SSE session's own stream while it is open",
     # Not an SDK hook: an agent framework's hook point of another shape (frameworks/_hooks.py).
     "framework_install": "the tools an agent framework installs for its model",
+    # Not an SDK hook: the bounded per-server registry forgot the discovery a session without one
+    # of its own is checked against (instrumentation/_servers.py); on that session's calls only.
+    SERVER_DISCOVERY: "the call-time checks of a session that inherits its server's discovery",
 }
 #: Evidence only a streamable HTTP session can miss, and evidence only other sessions can miss.
 HTTP_ONLY_EVIDENCE: Final = frozenset({"http_status", "get_stream"})

@@ -13,7 +13,10 @@ had listed the tools itself. The processor makes the same choice from spans
 In memory only and bounded: at most :data:`MAX_SERVERS` servers and :data:`MAX_BYTES` of their
 discoveries (tool names, required argument names, digests, the approval's tool names; least
 recently used forgotten first; a discovery larger than the budget alone is kept by its own
-session only).
+session only). A forgotten server is remembered as such (its catalog key, the last
+:data:`MAX_FORGOTTEN`): a session of it that made no discovery of its own would have its calls go
+unchecked, so they carry ``mcp_health.evidence.missing`` (``server_discovery``) and are never
+judged ``healthy`` (:func:`forgotten`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from otel_mcp_health.instrumentation._state import SessionState
 
 #: Bytes their discoveries may take at once (an estimate per entry, :func:`_size`).
 MAX_BYTES: Final = 16 * 1024 * 1024
+#: Forgotten servers remembered as forgotten (catalog keys only; their parts are capped).
+MAX_FORGOTTEN: Final = MAX_SERVERS
 #: Estimated bytes of an entry's and of one tool's fixed parts (objects, dict slots).
 _ENTRY_BYTES: Final = 400
 _TOOL_BYTES: Final = 300
@@ -68,6 +73,9 @@ class ServerDiscoveries:
         self._max_bytes = max_bytes
         self._bytes = 0
         self._lock = threading.Lock()
+        #: Catalog keys whose discovery was forgotten (evicted, or alone over the budget),
+        #: least recently forgotten first; a key remembered again leaves it.
+        self._forgotten: OrderedDict[CatalogKey, None] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -84,12 +92,27 @@ class ServerDiscoveries:
             old = self._entries.pop(server, None)
             if old is not None:
                 self._bytes -= old[1]
+            self._forgotten.pop(server, None)
             if size > self._max_bytes:
+                self._forget(server)
                 return
             self._entries[server] = (discovered, size)
             self._bytes += size
             while len(self._entries) > self._max_servers or self._bytes > self._max_bytes:
-                self._bytes -= self._entries.popitem(last=False)[1][1]
+                evicted, (_, evicted_size) = self._entries.popitem(last=False)
+                self._bytes -= evicted_size
+                self._forget(evicted)
+
+    def _forget(self, server: CatalogKey) -> None:
+        """``server``'s discovery is no longer held (the lock is held)."""
+        self._forgotten[server] = None
+        while len(self._forgotten) > MAX_FORGOTTEN:
+            self._forgotten.popitem(last=False)
+
+    def forgot(self, server: CatalogKey) -> bool:
+        """Whether the registry held a discovery of ``server`` and forgot it."""
+        with self._lock:
+            return server in self._forgotten
 
     def get(self, server: CatalogKey) -> Discovered | None:
         """The last complete discovery of ``server``, marked as used."""
@@ -103,6 +126,7 @@ class ServerDiscoveries:
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._forgotten.clear()
             self._bytes = 0
 
 
@@ -117,6 +141,15 @@ def discovered(state: SessionState) -> Discovered | None:
         return state.discovered
     server = state.server_identity().catalog
     return SERVERS.get(server) if server is not None else None
+
+
+def forgotten(state: SessionState) -> bool:
+    """Whether the session's calls lost what they would be checked against: it made no complete
+    discovery of its own, and the registry forgot its server's (docs/model.md#scope)."""
+    if state.discovered is not None:
+        return False
+    server = state.server_identity().catalog
+    return server is not None and SERVERS.forgot(server)
 
 
 def completed(

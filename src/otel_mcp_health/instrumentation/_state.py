@@ -7,7 +7,7 @@ Three kinds of state, all process-local and never exported as such:
   installed hook into a pass-through even for sessions that are already open.
 * :class:`SessionState` -- one per client session, keyed weakly by the ``ClientSession`` *and* by
   its dispatcher (the only objects every hook can reach). Holds the random session key, transport
-  identity, the negotiated version, the running ``tools/list`` traversal and the tools of the last
+  identity, the negotiated version, the running ``tools/list`` traversals and the tools of the last
   complete application discovery (for the call-time contract check, docs/model.md#catalog).
 * Per-request records, handed between nested hooks through context variables:
   :class:`RequestRecord` (one per JSON-RPC request, owns the one CLIENT span and keeps the facts
@@ -36,13 +36,13 @@ from otel_mcp_health.core.facts import Fact
 from otel_mcp_health.core.fold import Records, records
 from otel_mcp_health.core.observations import Observed
 from otel_mcp_health.core.server import CatalogKey, ServerIdentity, ServerLabel
-from otel_mcp_health.core.traversal import CursorChain
 from otel_mcp_health.instrumentation import _targets
 from otel_mcp_health.instrumentation._keyed import KeyedHash
 
 if TYPE_CHECKING:  # a session holds its discovery; the registry of them imports this module
     from otel_mcp_health.instrumentation._approval import Pins
     from otel_mcp_health.instrumentation._servers import Discovered
+    from otel_mcp_health.instrumentation._traversals import Traversal
 
 #: The keyed hash of :func:`cursor_hash` (its own per-process key).
 _CURSORS = KeyedHash()
@@ -86,18 +86,6 @@ class Telemetry:
 TELEMETRY: Telemetry | None = None
 
 
-@dataclass(slots=True)
-class Traversal:
-    """An application ``tools/list`` traversal in progress (first page = request without cursor).
-
-    The chain is walked page by page (:mod:`otel_mcp_health.core.traversal`); the tool definitions
-    are kept only while it is intact and within the page cap, for the catalog digest at its end.
-    """
-
-    chain: CursorChain
-    tools: list[dict[str, Any]] = field(default_factory=list)
-
-
 @dataclass(slots=True, eq=False, kw_only=True)
 class SessionState:
     """Everything the instrumentation remembers about one client session."""
@@ -121,7 +109,9 @@ class SessionState:
     #: it talks streamable HTTP (its GET stream).
     notification_channel: str = A.CHANNEL_SESSION
     started_ns: int | None = None
-    traversal: Traversal | None = None
+    #: Its open application ``tools/list`` traversals, oldest first (a bounded few:
+    #: :func:`._traversals.open_traversal`).
+    traversals: list[Traversal] = field(default_factory=list)
     #: The session's own last complete application discovery (``_servers.discovered`` falls
     #: back on its server's).
     discovered: Discovered | None = None
@@ -292,6 +282,9 @@ class RequestRecord:
     tool_name: str | None = None
     #: The tool's ``readOnlyHint`` at call time (last complete discovery).
     read_only: bool | None = None
+    #: Evidence this request lacks beyond what the SDK in use cannot give (a call whose server's
+    #: discovery was forgotten: ``_servers.forgotten``).
+    missing: tuple[str, ...] = ()
     request_id: str | None = None
     facts: list[Fact] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
@@ -348,6 +341,8 @@ class Slot:
     attributes: dict[str, Any] = field(default_factory=dict)
     #: The tool's ``readOnlyHint`` at call time, for the call's evidence record.
     read_only: bool | None = None
+    #: Evidence the call-time check found missing, for the call's evidence record.
+    missing: tuple[str, ...] = ()
     #: The call's arguments (a reference, never copied or exported) and their keyed digest,
     #: computed only when retry correlation needs it (in memory only).
     arguments: Any = None

@@ -5,11 +5,12 @@ Catalog convergence and the session contract judge a *sequence* of spans: the ha
 processor keeps, per session key, only what the core classifiers need to judge the next span:
 
 * the handshake evidence of the session (the latest successful ``initialize``/``server/discover``);
-* at most two traversals: the latest one started (possibly unfinished) and the last complete one
-  (the only two :func:`otel_mcp_health.core.catalog.classify_catalog` ever looks at), as chain
-  facts walked page by page (:mod:`otel_mcp_health.core.traversal`): never the pages, so a
-  session's state does not grow with the number of pages (one 8-byte cursor hash per page of the
-  traversal in progress, up to the page cap);
+* its traversals as chain facts walked page by page, never the pages
+  (:mod:`otel_mcp_health.processor._traversals`): the open ones (concurrent traversals of one
+  session are told apart; a bounded few, one 8-byte cursor hash per page up to the page cap
+  each), the latest one started (possibly unfinished) and the last complete one (the only two
+  :func:`otel_mcp_health.core.catalog.classify_catalog` ever looks at), so a session's state
+  grows neither with the number of pages nor with traversals left unfinished;
 * the latest ``list_changed`` arrival, and the first signal not yet followed by a converged
   catalog (for the convergence-lag histogram);
 * the client digest of the latest install, the call-time contract findings since the last
@@ -50,6 +51,13 @@ from otel_mcp_health.core.traversal import DEFAULT_MAX_PAGES, CursorChain
 from otel_mcp_health.core.vocabulary import NS_PER_S, Verdict
 from otel_mcp_health.processor._memo import SessionMemo
 from otel_mcp_health.processor._servers import ServerCatalog
+from otel_mcp_health.processor._traversals import (
+    TraversalFacts,
+    closed,
+    continued,
+    judged_latest,
+    opened,
+)
 
 #: Call-time contract findings kept per session (the first of each kind decides the verdict).
 MAX_FINDINGS = 8
@@ -71,27 +79,6 @@ class Freshness(Enum):
 
 
 @dataclass(slots=True, eq=False)
-class TraversalFacts:
-    """A ``tools/list`` traversal walked page by page: its chain facts, never its pages."""
-
-    started_at: int | None
-    chain: CursorChain
-    completed_at: int | None = None
-    digest: str | None = None
-    digest_error: str | None = None
-
-    def discovery(self) -> Discovery:
-        """The traversal as a core :class:`Discovery` (its chain already walked)."""
-        return Discovery(
-            started_at=self.started_at,
-            completed_at=self.completed_at,
-            chain=self.chain.summary(),
-            digest=self.digest,
-            digest_error=self.digest_error,
-        )
-
-
-@dataclass(slots=True, eq=False)
 class Session:
     """What the processor remembers about one MCP client session."""
 
@@ -103,7 +90,13 @@ class Session:
     #: key its sessions share a catalog by.
     server: ServerIdentity = field(default_factory=ServerIdentity)
     handshake: HandshakeEvidence | None = None
+    #: The traversal started last (finished or not): what the catalog rules call the latest.
     latest: TraversalFacts | None = None
+    #: The traversals still waiting for a page, oldest first (at most
+    #: ``_traversals.MAX_OPEN_TRAVERSALS``; a tuple: the empty one a session usually holds costs
+    #: nothing).
+    open_traversals: tuple[TraversalFacts, ...] = ()
+    #: The last complete discovery: of two completed concurrently, the one started last.
     complete: Discovery | None = None
     last_signal: int | None = None
     pending_signal: int | None = None
@@ -150,32 +143,44 @@ class Session:
     ) -> bool:
         """Add an application page; return whether it ended its traversal (complete or not).
 
-        A first page (index 0, no cursor) starts a traversal; a later page joins the latest one.
+        A first page (index 0, no cursor) starts a traversal, the latest; a later page continues
+        its own (:func:`._traversals.continued`). What the catalog rules then call the latest:
+        :func:`._traversals.judged_latest` (docs/model.md#concurrent-traversals).
         """
-        traversal = self.latest
-        if first or traversal is None:
+        traversal = None if first else continued(self.open_traversals, self.latest, page)
+        if traversal is None:
             traversal = TraversalFacts(started_at=started_at, chain=CursorChain(self.max_pages))
             self.latest = traversal
-        traversal.chain.add(page.cursor, page.next_cursor, failed=page.failed)
+            self.open_traversals = opened(self.open_traversals, traversal)
+        final = traversal.walk(page)
         self.version += 1
-        final = page.failed or page.next_cursor is None
-        server = self.server_catalog
-        if server is not None and not (page.next_cursor is None and not page.failed):
-            server.progressed(traversal.discovery())
+        if final:
+            self.open_traversals = closed(self.open_traversals, traversal)
         if page.next_cursor is None and not page.failed:
-            traversal.completed_at = ended_at
-            traversal.digest = digest
-            traversal.digest_error = digest_error
-            discovery = traversal.discovery()
-            if chain_defect(discovery) is None:
-                self.complete = discovery
-                self.findings = ()  # earlier findings were checked against an older catalog
-                self.heard_since = server.hearing() if server is not None else None
-                if server is not None:
-                    server.discovered(discovery, list_changed=self._list_changed())
-            elif server is not None:  # ended on a gap or a loop: the server sees it too
-                server.progressed(discovery)
+            self._completed(traversal.complete(ended_at, digest, digest_error))
+        elif self.server_catalog is not None:
+            self.server_catalog.progressed(traversal.discovery())
         return final
+
+    def _completed(self, discovery: Discovery) -> None:
+        """A traversal reached a page without ``nextCursor``: a complete discovery of the
+        session and its server, unless its chain has a defect."""
+        server = self.server_catalog
+        if chain_defect(discovery) is not None:
+            if server is not None:  # ended on a gap or a loop: the server sees it too
+                server.progressed(discovery)
+            return
+        if self._started_last(discovery):
+            self.complete = discovery
+            self.findings = ()  # earlier findings were checked against an older catalog
+            self.heard_since = server.hearing() if server is not None else None
+        if server is not None:
+            server.discovered(discovery, list_changed=self._list_changed())
+
+    def _started_last(self, discovery: Discovery) -> bool:
+        """Whether a complete ``discovery`` started no earlier than the session's last one."""
+        complete = self.complete
+        return complete is None or (discovery.started_at or 0) >= (complete.started_at or 0)
 
     def set_install(
         self, digest: object, error: object, install: InstallCheck | None = None
@@ -287,7 +292,8 @@ class Session:
         if inherited is not None:
             completed = inherited.completed_at
         else:
-            completed = self.latest.completed_at if self.latest is not None else None
+            latest = self._latest()
+            completed = latest.completed_at if latest is not None else None
         if now is None or completed is None:
             return Freshness.UNDATED
         return Freshness.OVERDUE if now - completed > max_age_s * NS_PER_S else Freshness.IN_AGE
@@ -312,10 +318,13 @@ class Session:
         if self.inherits and self.server_catalog is not None:
             return self.server_catalog.discoveries()
         discoveries: tuple[Discovery, ...] = () if self.complete is None else (self.complete,)
-        latest = self.latest.discovery() if self.latest is not None else None
+        latest = self._latest()
         if latest is not None and latest != self.complete:
             discoveries = (*discoveries, latest)
         return discoveries
+
+    def _latest(self) -> Discovery | None:
+        return judged_latest(self.latest, self.open_traversals, self.complete)
 
     def _last_signal(self) -> int | None:
         """The latest ``list_changed`` this session or any session of its server received."""
