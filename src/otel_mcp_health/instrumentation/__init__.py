@@ -176,6 +176,7 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
         _state.TELEMETRY = None
         _outcomes.reset()
         _servers.SERVERS.clear()
+        _agents.reset()
         verifiers.uninstall_from_env()  # code registrations and other policies stay
 
 

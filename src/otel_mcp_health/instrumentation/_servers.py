@@ -11,22 +11,29 @@ had listed the tools itself. The processor makes the same choice from spans
 (:class:`~otel_mcp_health.core.server.CatalogKey`: target key, server name and version).
 
 In memory only and bounded: at most :data:`MAX_SERVERS` servers and :data:`MAX_BYTES` of their
-discoveries (tool names, required argument names, digests, the approval's tool names; least
-recently used forgotten first; a discovery larger than the budget alone is kept by its own
-session only).
+discoveries (tool names, required argument names, digests, the approval's tool names, the tool
+forms of the last :data:`KEPT_DISCOVERIES` discoveries; least recently used forgotten first; a
+discovery larger than the budget alone is kept by its own session only).
+
+The tool forms (:func:`otel_mcp_health.core.offered.tool_form`) of a server's last few complete
+discoveries are what a model request is mapped back to and compared with (docs/model.md#agents):
+a model offered an earlier catalog is recognized as such, not as an unknown one.
 """
 
 from __future__ import annotations
 
+import itertools
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from otel_mcp_health.core.approval import Approval
 from otel_mcp_health.core.bounds import MAX_SERVERS
 from otel_mcp_health.core.catalog import required_properties
+from otel_mcp_health.core.offered import ToolForm, tool_form
 from otel_mcp_health.core.server import CatalogKey
 from otel_mcp_health.instrumentation._state import SessionState
 
@@ -35,6 +42,13 @@ MAX_BYTES: Final = 16 * 1024 * 1024
 #: Estimated bytes of an entry's and of one tool's fixed parts (objects, dict slots).
 _ENTRY_BYTES: Final = 400
 _TOOL_BYTES: Final = 300
+#: Complete discoveries per server whose tool forms are kept (oldest first, the last included).
+KEPT_DISCOVERIES: Final = 4
+
+_logger = logging.getLogger(__name__)
+
+#: Tool forms by MCP tool name, of one complete discovery.
+Forms = Mapping[str, ToolForm]
 
 
 @dataclass(slots=True, frozen=True)
@@ -57,6 +71,9 @@ class Discovered:
     #: Its approval against the approved catalog (``None``: no approved catalog configured);
     #: a call of one of its tools is judged with it (docs/model.md#approval).
     approval: Approval | None = None
+    #: The tool forms of the server's last :data:`KEPT_DISCOVERIES` complete discoveries, oldest
+    #: first, this one last (empty when its forms could not be taken).
+    forms: tuple[Forms, ...] = ()
 
 
 class ServerDiscoveries:
@@ -68,6 +85,10 @@ class ServerDiscoveries:
         self._max_bytes = max_bytes
         self._bytes = 0
         self._lock = threading.Lock()
+        #: Bumped when a discovery is remembered: what was derived from :meth:`all_forms` is
+        #: current while it holds.
+        self.version = 0
+        self._versions = itertools.count(1)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -88,6 +109,7 @@ class ServerDiscoveries:
                 return
             self._entries[server] = (discovered, size)
             self._bytes += size
+            self.version = next(self._versions)
             while len(self._entries) > self._max_servers or self._bytes > self._max_bytes:
                 self._bytes -= self._entries.popitem(last=False)[1][1]
 
@@ -100,10 +122,16 @@ class ServerDiscoveries:
             self._entries.move_to_end(server)
             return found[0]
 
+    def all_forms(self) -> dict[CatalogKey, tuple[Forms, ...]]:
+        """Per server its retained discoveries' tool forms (servers without any left out)."""
+        with self._lock:
+            return {key: entry[0].forms for key, entry in self._entries.items() if entry[0].forms}
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
             self._bytes = 0
+            self.version = next(self._versions)
 
 
 #: The process's registry (cleared by ``uninstrument``).
@@ -131,15 +159,17 @@ def completed(
     and its ``approval``: the session's and its server's last discovery."""
     known = {tool["name"]: known_tool(tool) for tool in tools if isinstance(tool.get("name"), str)}
     kept = digests if digest is not None else None
-    found = state.discovered = Discovered(known, kept, digest, approval)
     server = state.server_identity().catalog
+    earlier = SERVERS.get(server) if server is not None else None
+    forms = _forms(tools, earlier.forms if earlier is not None else ())
+    found = state.discovered = Discovered(known, kept, digest, approval, forms)
     if server is not None:
         SERVERS.remember(server, found)
 
 
 def retaint(state: SessionState, found: Discovered, approval: Approval) -> None:
     """``found`` (the session's or its server's last discovery) now judged with ``approval``."""
-    tainted = Discovered(found.tools, found.digests, found.digest, approval)
+    tainted = replace(found, approval=approval)
     if state.discovered is found:
         state.discovered = tainted
     server = state.server_identity().catalog
@@ -157,6 +187,34 @@ def known_tool(tool: Mapping[str, Any]) -> KnownTool:
     )
 
 
+def _forms(tools: Sequence[Mapping[str, Any]], earlier: tuple[Forms, ...]) -> tuple[Forms, ...]:
+    """The earlier retained discoveries' forms and this one's, the last
+    :data:`KEPT_DISCOVERIES` kept; none when this one's cannot be taken (the earlier ones
+    alone would pass for the latest: no form is a guess)."""
+    try:
+        latest = {
+            tool["name"]: tool_form(tool) for tool in tools if isinstance(tool.get("name"), str)
+        }
+    except Exception:  # server-chosen definitions: never raise into the host
+        _logger.debug("mcp_health: tool forms of a discovery not taken", exc_info=True)
+        return ()
+    if earlier and earlier[-1] == latest:
+        return earlier  # the same catalog again: one retained discovery, not two
+    return (*earlier, latest)[-KEPT_DISCOVERIES:]
+
+
+def form_bytes(form: ToolForm) -> int:
+    """An estimate of the bytes one tool form holds (its strings at one byte a character)."""
+    size = _TOOL_BYTES
+    for slot in getattr(type(form), "__slots__", ()):
+        value = getattr(form, slot, None)
+        if isinstance(value, str):
+            size += len(value)
+        elif isinstance(value, tuple):
+            size += sum(len(v) + 60 for v in value if isinstance(v, str))
+    return size
+
+
 def _size(server: CatalogKey, found: Discovered) -> int:
     """An estimate of the bytes an entry holds (strings at one byte a character)."""
     size = _ENTRY_BYTES + server.size()
@@ -166,4 +224,6 @@ def _size(server: CatalogKey, found: Discovered) -> int:
         size += sum(len(name) + len(d) + 120 for name, d in found.digests.items())
     if found.approval is not None:
         size += sum(_TOOL_BYTES + len(change.name) for change in found.approval.changes)
+    for forms in found.forms:
+        size += sum(len(name) + form_bytes(form) for name, form in forms.items())
     return size

@@ -1,0 +1,310 @@
+"""Installs per agent, from the model's own request (docs/model.md#agents).
+
+Real in-process MCP servers (``changing_server.build``: a tool really changes or is added and
+``list_changed`` is announced), the real ``mcp.Client``, the real instrumentation and span
+processor. The model requests are what an LLM-client hook hands the instrumentation: the offered
+tool definitions, given here directly to ``record_model_request`` (the real LLM clients are
+exercised by the framework suites).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+from tests.integration import changing_server
+from tests.support.processor_helpers import Pipeline, instrumented_pipeline
+
+from otel_mcp_health import attributes as A
+from otel_mcp_health import record_installed_tools
+from otel_mcp_health.core.bounds import MAX_AGENTS
+from otel_mcp_health.core.offered import OfferedTool
+from otel_mcp_health.instrumentation import _agents, record_model_request
+
+pytestmark = pytest.mark.anyio
+
+OLD_TICKET = changing_server.TOOLS[0]
+
+
+@pytest.fixture
+def verdicts() -> Iterator[Pipeline]:
+    with instrumented_pipeline() as pipeline:
+        yield pipeline
+
+
+def offered(tools: Sequence[types.Tool], *, prefix: str = "") -> list[OfferedTool]:
+    """What a plain OpenAI loop offers its model: the MCP definitions, names maybe prefixed."""
+    return [
+        OfferedTool(
+            name=prefix + tool.name,
+            description=tool.description,
+            parameters=json.loads(json.dumps(tool.input_schema)),
+        )
+        for tool in tools
+    ]
+
+
+async def listed(server: Any) -> list[types.Tool]:
+    """A complete discovery, in a session of its own (the session-per-call pattern)."""
+    async with Client(server) as client:
+        return list((await client.list_tools()).tools)
+
+
+async def call(server: Any, name: str = "create_ticket") -> None:
+    """One call in a fresh session (LangChain's and llama-index's default)."""
+    async with Client(server) as client:
+        await client.call_tool(name, {"title": "t"})
+
+
+def calls(pipeline: Pipeline, name: str = "create_ticket") -> list[dict[str, Any]]:
+    return [dict(s.attributes or {}) for s in pipeline.named(f"tools/call {name}")]
+
+
+def judged(attrs: dict[str, Any]) -> tuple[Any, ...]:
+    return (
+        attrs.get(A.VERDICT),
+        attrs.get(A.REASON),
+        attrs.get(A.CATALOG_CLIENT_SOURCE),
+        attrs.get(A.AGENT_LABEL),
+        attrs.get(A.AGENT_TIED),
+    )
+
+
+async def changed(server: Any, trigger: str) -> list[types.Tool]:
+    """Change the server's catalog (``trigger_edit`` or ``trigger_change``) and list again."""
+    await call(server, trigger)
+    return await listed(server)
+
+
+async def test_a_call_in_the_request_context_is_tied_and_one_outside_it_is_not(
+    verdicts: Pipeline,
+) -> None:
+    server = changing_server.build(edit=True)
+    tools = await listed(server)
+    record_model_request("openai.chat", offered(tools))
+    await call(server)  # in the request's context: that agent's call
+
+    async def elsewhere() -> None:
+        record_model_request("anthropic.messages", offered(tools))  # its context only
+
+    await asyncio.create_task(elsewhere())
+    await asyncio.create_task(call(server))  # a task started from the first agent's context
+    tied = calls(verdicts)
+    assert [judged(a) for a in tied] == [
+        ("healthy", "ok", "model_request", "openai.chat/0", True),
+        ("healthy", "ok", "model_request", "openai.chat/0", True),
+    ]
+    await untied_call(server)
+    untied = calls(verdicts)[-1]
+    # Both agents offer the tool, both match: the first in label order is named.
+    assert judged(untied) == ("healthy", "ok", "model_request", "anthropic.messages/0", False)
+    assert untied[A.OFFERED_TOOL_COUNT] == len(tools)
+
+
+async def untied_call(server: Any) -> None:
+    """A call from a fresh context (no model request ran there): untied."""
+    await asyncio.create_task(call(server), context=contextvars.Context())
+
+
+async def test_two_agents_sharing_a_server_through_fresh_sessions_each_get_their_verdict(
+    verdicts: Pipeline,
+) -> None:
+    server = changing_server.build(edit=True)
+    before = await listed(server)
+    now = await changed(server, "trigger_edit")  # create_ticket's definition changes
+    assert {t.name: t for t in now}["create_ticket"] != {t.name: t for t in before}["create_ticket"]
+    old_called, new_installed, done = anyio.Event(), anyio.Event(), anyio.Event()
+    labels: dict[str, str] = {}
+
+    async def old_agent() -> None:
+        record_model_request("openai.chat", offered(before))  # keeps the old definition
+        labels["old"] = _agents.AGENT.get().label  # type: ignore[union-attr]
+        await call(server)
+        old_called.set()
+        await new_installed.wait()
+        record_model_request("openai.chat", offered(before))  # its next request, unchanged
+        await call(server)
+        done.set()
+
+    async def new_agent() -> None:
+        await old_called.wait()
+        record_model_request("openai.chat", offered(now))
+        labels["new"] = _agents.AGENT.get().label  # type: ignore[union-attr]
+        await call(server)
+        new_installed.set()
+        await done.wait()
+        await call(server)
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as group:
+            group.start_soon(old_agent)
+            group.start_soon(new_agent)
+    assert labels["old"] != labels["new"]
+    by_agent: dict[str, list[tuple[Any, ...]]] = {}
+    for attrs in calls(verdicts):
+        by_agent.setdefault(attrs[A.AGENT_LABEL], []).append(judged(attrs)[:2])
+        assert attrs[A.AGENT_TIED] is True
+        if attrs[A.AGENT_LABEL] == labels["old"]:
+            assert tuple(attrs[A.OFFERED_CHANGED]) == ("create_ticket",)
+            assert "description" in attrs[A.OFFERED_CHANGED_MEMBERS]
+    stale = ("stale_catalog", "catalog_digest_mismatch")
+    assert by_agent == {labels["old"]: [stale, stale], labels["new"]: [("healthy", "ok")] * 2}
+
+
+async def test_an_untied_call_is_converged_only_if_every_agent_offering_the_tool_is(
+    verdicts: Pipeline,
+) -> None:
+    server = changing_server.build(edit=True)
+    before = await listed(server)
+    now = await changed(server, "trigger_edit")
+    for tools in (now, before, now):  # three agents, each in a context of its own
+        contextvars.Context().run(record_model_request, "openai.responses", offered(tools))
+    await untied_call(server)
+    attrs = calls(verdicts)[-1]
+    assert judged(attrs) == (
+        "stale_catalog",
+        "catalog_digest_mismatch",
+        "model_request",
+        "openai.responses/1",  # the stale one, whatever its place
+        False,
+    )
+
+
+async def test_a_filter_is_a_subset_and_application_tools_are_ignored(verdicts: Pipeline) -> None:
+    server = changing_server.build(edit=True)
+    tools = await listed(server)
+    ticket = [t for t in tools if t.name == "create_ticket"]
+    own = OfferedTool("lookup_weather", "The application's own tool.", {"type": "object"})
+    record_model_request("openai.chat", [*offered(ticket), own])
+    await call(server)
+    attrs = calls(verdicts)[-1]
+    assert judged(attrs) == ("healthy", "ok", "model_request", "openai.chat/0", True)
+    assert (attrs[A.OFFERED_TOOL_COUNT], attrs[A.OFFERED_DISCOVERED_TOOL_COUNT]) == (1, 4)
+
+
+async def test_only_application_tools_record_nothing(verdicts: Pipeline) -> None:
+    server = changing_server.build()
+    await listed(server)
+    record_model_request("openai.chat", [OfferedTool("lookup_weather", "Own.", {})])
+    assert not _agents.AGENTS.current(_agents.AGENT.get())
+    assert len(_agents.AGENTS) == 0
+    await call(server)
+    attrs = calls(verdicts)[-1]
+    assert A.AGENT_LABEL not in attrs
+    assert attrs[A.CATALOG_CLIENT_SOURCE] == "discovery_result"
+
+
+async def test_exactly_an_earlier_catalog_after_an_added_tool_is_stale(verdicts: Pipeline) -> None:
+    server = changing_server.build()
+    before = await listed(server)
+    now = await changed(server, "trigger_change")  # only adds added_tool
+    assert {t.name for t in now} - {t.name for t in before} == {"added_tool"}
+    record_model_request("openai.chat", offered(before))
+    await call(server)
+    attrs = calls(verdicts)[-1]
+    assert judged(attrs)[:3] == (
+        "stale_catalog",
+        "catalog_earlier_catalog_offered",
+        "model_request",
+    )
+    assert attrs[A.OFFERED_EARLIER_CATALOG] is True
+    record_model_request("openai.chat", offered(now))  # offered the new catalog: not stale
+    await call(server)
+    assert judged(calls(verdicts)[-1])[:2] == ("healthy", "ok")
+
+
+async def test_the_model_request_outranks_a_registered_install(verdicts: Pipeline) -> None:
+    server = changing_server.build(edit=True)
+    before = await listed(server)
+    async with Client(server) as client:
+        await client.call_tool("trigger_edit", {})
+        now = list((await client.list_tools()).tools)
+        record_installed_tools(client, before)  # the hook reports the old definitions
+        await client.call_tool("create_ticket", {"title": "t"})
+        record_model_request("openai.chat", offered(now))  # the model got the new ones
+        await client.call_tool("create_ticket", {"title": "t"})
+    hooked, requested = calls(verdicts)
+    assert judged(hooked)[:3] == ("stale_catalog", "catalog_digest_mismatch", "registered")
+    assert A.CATALOG_OVERRULED_SOURCE not in hooked
+    assert judged(requested) == ("healthy", "ok", "model_request", "openai.chat/0", True)
+    assert requested[A.CATALOG_OVERRULED_SOURCE] == "registered"
+
+
+CANARY = "CANARY-7f3a"
+
+
+async def test_nothing_the_request_offered_is_exported(
+    verdicts: Pipeline, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("DEBUG", logger="otel_mcp_health")
+    server = changing_server.build(edit=True)
+    tools = await listed(server)
+    planted = [
+        OfferedTool(
+            t.name,
+            f"{t.description} {CANARY}-description",
+            {**t.input_schema, "x-note": f"{CANARY}-schema"},
+        )
+        for t in tools
+    ]
+    own = OfferedTool(f"{CANARY}-own-tool", f"{CANARY}-own", {"title": f"{CANARY}-own-schema"})
+    record_model_request("openai.chat", [*planted, own])
+    await call(server)
+    assert calls(verdicts)[-1][A.AGENT_LABEL] == "openai.chat/0"
+    exported = [json.loads(s.to_json()) for s in verdicts.spans()]
+    metrics = verdicts.reader.get_metrics_data()
+    text = json.dumps(exported) + (metrics.to_json() if metrics is not None else "")
+    assert CANARY not in text
+    assert CANARY not in caplog.text
+
+
+async def test_what_agents_keep_is_bounded_in_count_and_bytes(verdicts: Pipeline) -> None:
+    many = [
+        types.Tool(name=f"tool_{i}", description="d" * 200, input_schema={"type": "object"})
+        for i in range(3000)
+    ]
+
+    async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=many)
+
+    from mcp.server import Server
+
+    await listed(Server("many", version="1", on_list_tools=on_list_tools))
+    wide = offered(many)
+    for i in range(2000):  # thousands of agents, each in a context of its own
+        tools = wide if i % 500 == 0 else wide[i % 2600 : i % 2600 + 400]
+        contextvars.Context().run(record_model_request, "openai.chat", tools)
+    assert 0 < len(_agents.AGENTS) <= MAX_AGENTS
+    assert _agents.AGENTS.held_bytes <= _agents.MAX_BYTES
+    slots = {int(label.rsplit("/", 1)[1]) for label in _agents.AGENTS._latest}
+    assert max(slots) < MAX_AGENTS
+
+
+async def test_a_failing_index_or_comparison_never_reaches_the_application(
+    verdicts: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = changing_server.build(edit=True)
+    tools = await listed(server)
+
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("index failed")
+
+    for hostile in (42, None, [object(), "x"], iter(()), offered(tools)):
+        with monkeypatch.context() as patch:
+            patch.setattr(_agents.ToolIndex, "map", boom)
+            record_model_request("openai.chat", hostile)  # type: ignore[arg-type]
+    record_model_request("openai.chat", offered(tools))
+    monkeypatch.setattr(_agents, "compare_offered", boom)
+    async with Client(server) as client:
+        result = await client.call_tool("create_ticket", {"title": "t"})
+    assert not result.is_error
+    attrs = calls(verdicts)[-1]
+    assert A.AGENT_LABEL not in attrs
+    assert attrs[A.CALL_CONTRACT] == "ok"  # the call's other evidence stays
