@@ -129,7 +129,11 @@ def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
             discovered, error = _digest_or_error(tools)
     client: str | None
     install = evidence.install
-    if evidence.client_digest is not None or evidence.client_digest_error is not None:
+    if evidence.offered is not None:
+        # the model's own request outranks every report (docs/model.md#agents); its definitions
+        # were rewritten by the framework, so it has no digest comparable with the discovery's
+        client, source, install = None, ClientSource.MODEL_REQUEST, evidence.offered
+    elif evidence.client_digest is not None or evidence.client_digest_error is not None:
         client, source = evidence.client_digest, ClientSource.DIGEST
         error = error or evidence.client_digest_error
     elif evidence.client_tools is not None:

@@ -113,6 +113,11 @@ class InstallCheck:
     changed: tuple[str, ...] = ()
     unlisted: tuple[str, ...] = ()
     discovery_digest: str | None = None
+    #: Which members of the changed tools differ (``description``, ``inputSchema``), when the
+    #: install was read from a model request (docs/model.md#agents).
+    changed_members: tuple[str, ...] = ()
+    #: The install is exactly an earlier complete discovery of the server, not the latest one.
+    earlier_catalog: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,6 +135,10 @@ class CatalogEvidence:
     client_digest_error: str | None = None
     #: A reported install already compared with a discovery (an ``mcp_health.install`` span).
     install: InstallCheck | None = None
+    #: What the calling agent's own model request offered, compared with the server's
+    #: discoveries (docs/model.md#agents). When present it is the install the catalog is judged
+    #: on, whatever else was reported (``client_source = model_request``).
+    offered: InstallCheck | None = None
     tool_calls: tuple[ToolCallCheck, ...] = ()
 
 

@@ -50,6 +50,8 @@ def install_reason(install: InstallCheck, discovered_digest: str | None) -> str 
     installed definition equals the discovered one of its name (a subset included)."""
     if install.discovery_digest != discovered_digest:
         return Reason.DIGEST_MISMATCH  # compared with another discovery than the last
+    if install.earlier_catalog:
+        return Reason.EARLIER_CATALOG_OFFERED  # even when every tool is still listed as offered
     if install.installed == 0 and install.discovered > 0:
         return Reason.NOTHING_INSTALLED
     if install.unlisted:

@@ -1,25 +1,375 @@
-"""What a model was offered: tool definitions read from an LLM API request (docs/model.md#agents).
+"""What a model was offered, mapped back to MCP tools and compared (docs/model.md#agents).
 
-Agent frameworks hand their model the MCP tools they converted, often rewritten (a prefix on the
-name, a strict-mode schema, titles dropped). This module holds the offered definition as read from
-the request and, in the pure core, maps it back to the MCP tool it came from and compares it.
+Agent frameworks hand their model the MCP tools they converted, rewritten on the way (measured in
+docs/frameworks.md#rewriting): a prefix on the name (``plugin-create_ticket``), a sanitised or
+shortened name, a strict-mode schema (``additionalProperties: false``, every property required,
+``"strict"``), titles added or dropped, optional properties as ``anyOf [type, null]`` with
+``default: null``, ``$ref`` s inlined, descriptions shortened. Comparing the offered definition
+with the discovered one byte for byte would call every framework stale, so both sides are
+reduced to a :class:`ToolForm`: what survives those rewrites. Two forms are the same tool
+definition when their schemas' reductions are equal and their descriptions are equal (one may be
+a shortened head of the other). A change a framework's rewriting erases (a property made
+required, a property's own description) is therefore not seen here; a changed tool description,
+an added, removed or retyped property is.
+
+Pure: no clock, no I/O. Offered definitions are attacker-controlled input: every walk is bounded
+in depth and nodes, and anything JSON cannot hold reduces to a marker that equals no discovered
+schema.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import math
+import re
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, Generic, TypeVar
+
+from otel_mcp_health.core.evidence import InstallCheck
+
+#: How deep and how large a schema the reduction walks; past either the schema is unreadable
+#: (a marker no discovered schema equals).
+MAX_SCHEMA_DEPTH: Final = 64
+MAX_SCHEMA_NODES: Final = 20_000
+#: The head of a description kept for the shortened-description comparison.
+DESCRIPTION_HEAD: Final = 4096
+#: The shortest head taken for a shortened copy of a longer description when it ends with an
+#: ellipsis, and when it does not (a cut at a length limit): a short head without an ellipsis is
+#: more likely an older description that a newer one extended.
+MIN_SHORTENED: Final = 16
+MIN_CUT: Final = 256
+#: Schema keys that framework rewriting adds, drops or changes without changing the tool.
+_REWRITTEN_KEYS: Final = frozenset(
+    {
+        "title",
+        "description",
+        "additionalProperties",
+        "strict",
+        "$schema",
+        "$defs",
+        "definitions",
+        "required",
+        "nullable",
+        "examples",
+    }
+)
+#: Keys whose value maps names (of properties) to schemas: the names are kept as they are.
+_NAMED_SCHEMAS: Final = frozenset({"properties", "patternProperties"})
+#: Separators frameworks put between a prefix and the tool name.
+_SEPARATORS: Final = frozenset("-_.:")
+_UNSAFE_NAME: Final = re.compile(r"[^A-Za-z0-9_-]")
+#: The longest tool name the LLM APIs accept; frameworks shorten longer names to it.
+_NAME_LIMIT: Final = 64
+_UNREADABLE: Final = {"$unreadable": True}
+
+K = TypeVar("K", bound=Hashable)
 
 
 @dataclass(frozen=True, slots=True)
 class OfferedTool:
     """One tool definition a request offered its model, as the request carried it: its name,
     its description and its parameter schema (any JSON value: attacker-shaped input is kept
-    as is and judged later, never trusted). Kept in memory only, never exported."""
+    as is and reduced later, never trusted). Kept in memory only, never exported."""
 
     name: str
     description: str | None = None
     parameters: Any = None
 
 
-__all__ = ["OfferedTool"]
+@dataclass(frozen=True, slots=True)
+class ToolForm:
+    """A tool definition reduced to what survives framework rewriting (in memory only).
+
+    ``description_head``: the first :data:`DESCRIPTION_HEAD` characters of the description with
+    whitespace collapsed (empty: none); ``description_digest`` and ``description_length`` of
+    the whole; ``schema``: the digest of the reduced parameter schema.
+    """
+
+    description_head: str
+    description_digest: str
+    description_length: int
+    schema: str
+
+
+def tool_form(tool: Mapping[str, Any]) -> ToolForm:
+    """The form of a discovered MCP tool (its wire dict: ``description``, ``inputSchema``)."""
+    description = tool.get("description")
+    return _form(description if isinstance(description, str) else None, tool.get("inputSchema"))
+
+
+def offered_form(tool: OfferedTool) -> ToolForm:
+    """The form of a tool definition a model request offered."""
+    description = tool.description if isinstance(tool.description, str) else None
+    return _form(description, tool.parameters)
+
+
+def form_differences(offered: ToolForm, discovered: ToolForm) -> tuple[str, ...]:
+    """The members in which an offered definition differs from a discovered one, as MCP names
+    them (``description``, ``inputSchema``); empty when it is the same definition. An offered
+    description that is empty (a framework that drops it) or a shortened head of the discovered
+    one (at least :data:`MIN_SHORTENED` characters ending with an ellipsis, or :data:`MIN_CUT`
+    without one) counts as the same."""
+    members = []
+    if not _same_description(offered, discovered):
+        members.append("description")
+    if offered.schema != discovered.schema:
+        members.append("inputSchema")
+    return tuple(members)
+
+
+def same_form(offered: ToolForm, discovered: ToolForm) -> bool:
+    return not form_differences(offered, discovered)
+
+
+class ToolIndex(Generic[K]):
+    """Maps offered tool names back to the MCP tools of the known servers.
+
+    ``servers``: per server key, the forms of its retained complete discoveries by MCP tool name
+    (oldest first, the latest last). An offered name maps to an MCP tool when it is that tool's
+    name, its sanitised name (``[A-Za-z0-9_-]``, at most 64 characters), or ends with one of
+    those after a separator (``-``, ``_``, ``.``, ``:``: a framework's prefix). A name that
+    matches only after a prefix must also carry a definition one of the server's retained
+    discoveries had (otherwise it is an application's own function that happens to end like an
+    MCP tool); of several servers listing the name, those whose definition it carries are
+    chosen, else all of them (a changed definition of a tool of ambiguous origin is stale
+    against each).
+    """
+
+    def __init__(self, servers: Mapping[K, Sequence[Mapping[str, ToolForm]]]) -> None:
+        self._servers = servers
+        self._names: dict[str, list[tuple[K, str]]] = {}
+        for key, discoveries in servers.items():
+            for name in {n for discovery in discoveries for n in discovery}:
+                for alias in {name, _sanitised(name)}:
+                    self._names.setdefault(alias, []).append((key, name))
+
+    def map(self, offered: Sequence[OfferedTool]) -> dict[K, dict[str, ToolForm]]:
+        """Per server, the MCP tools ``offered`` maps to, with the offered form of each."""
+        mapped: dict[K, dict[str, ToolForm]] = {}
+        for tool in offered:
+            if not tool.name:
+                continue
+            form = offered_form(tool)
+            for key, name in self._resolve(tool.name, form):
+                mapped.setdefault(key, {})[name] = form
+        return mapped
+
+    def _resolve(self, offered_name: str, form: ToolForm) -> list[tuple[K, str]]:
+        exact = self._names.get(offered_name) or self._names.get(_sanitised(offered_name))
+        if exact:
+            carried = [c for c in exact if self._carries(c, form)]
+            return carried or list(exact)
+        for suffix in _suffixes(offered_name):
+            found = self._names.get(suffix)
+            if found:
+                return [c for c in found if self._carries(c, form)]
+        return []
+
+    def _carries(self, candidate: tuple[K, str], form: ToolForm) -> bool:
+        key, name = candidate
+        return any(
+            name in discovery and same_form(form, discovery[name])
+            for discovery in self._servers[key]
+        )
+
+
+def compare_offered(
+    offered: Mapping[str, ToolForm],
+    discoveries: Sequence[Mapping[str, ToolForm]],
+    *,
+    discovery_digest: str | None,
+) -> InstallCheck:
+    """What a model was offered of one server compared with that server's retained complete
+    discoveries (oldest first, the latest last; at least one): tool by tool against the latest
+    (a subset of equal definitions matches, docs/model.md#installed-subsets), and whether it is
+    exactly an earlier discovery's whole catalog instead (docs/model.md#agents)."""
+    latest = discoveries[-1]
+    changed: list[str] = []
+    members: set[str] = set()
+    for name, form in offered.items():
+        if name in latest:
+            differs = form_differences(form, latest[name])
+            if differs:
+                changed.append(name)
+                members.update(differs)
+    unlisted = sorted(name for name in offered if name not in latest)
+    earlier = not _is_catalog(offered, latest) and any(
+        _is_catalog(offered, discovery) for discovery in discoveries[:-1]
+    )
+    return InstallCheck(
+        installed=len(offered),
+        discovered=len(latest),
+        changed=tuple(sorted(changed)),
+        unlisted=tuple(unlisted),
+        discovery_digest=discovery_digest,
+        changed_members=tuple(sorted(members)),
+        earlier_catalog=earlier,
+    )
+
+
+def _is_catalog(offered: Mapping[str, ToolForm], discovery: Mapping[str, ToolForm]) -> bool:
+    """Whether ``offered`` is exactly ``discovery``'s whole catalog."""
+    return offered.keys() == discovery.keys() and all(
+        same_form(form, discovery[name]) for name, form in offered.items()
+    )
+
+
+# -- names ------------------------------------------------------------------------------------
+def _sanitised(name: str) -> str:
+    return _UNSAFE_NAME.sub("_", name)[:_NAME_LIMIT]
+
+
+def _suffixes(name: str) -> list[str]:
+    """What follows each separator of ``name``, longest first."""
+    return [name[i + 1 :] for i, char in enumerate(name[:-1]) if char in _SEPARATORS]
+
+
+# -- descriptions -----------------------------------------------------------------------------
+def _same_description(offered: ToolForm, discovered: ToolForm) -> bool:
+    if offered.description_length == 0 or offered.description_digest == (
+        discovered.description_digest
+    ):
+        return True
+    text = offered.description_head
+    marked = text.endswith(("...", "…"))  # said to be cut short
+    head = text.removesuffix("...").removesuffix("…").rstrip() if marked else text
+    shortened = len(head) >= (MIN_SHORTENED if marked else MIN_CUT)
+    return (
+        shortened
+        and offered.description_length < discovered.description_length
+        and discovered.description_head.startswith(head)
+    )
+
+
+# -- forms ------------------------------------------------------------------------------------
+def _form(description: str | None, schema: Any) -> ToolForm:
+    text = " ".join(description.split()) if description else ""
+    return ToolForm(
+        description_head=text[:DESCRIPTION_HEAD],
+        description_digest=_sha(text),
+        description_length=len(text),
+        schema=_sha(_canonical(reduced_schema(schema))),
+    )
+
+
+def reduced_schema(schema: Any) -> Any:
+    """A parameter schema with what framework rewriting changes taken out (module docstring):
+    ``$ref`` s into ``$defs`` / ``definitions`` inlined, the keys of :data:`_REWRITTEN_KEYS`
+    dropped, ``anyOf`` / ``oneOf`` / ``type`` lists without their ``null`` member, ``default:
+    null`` dropped, and no schema or an object without properties read as an empty object. An
+    unreadable schema (too deep, too large, not JSON) reduces to a marker no schema equals."""
+    if schema is None:
+        schema = {}
+    if not isinstance(schema, Mapping):
+        return _UNREADABLE
+    defs = {**_defs(schema, "definitions"), **_defs(schema, "$defs")}
+    walk = _Reduction(defs)
+    try:
+        reduced = walk.node(schema, 0)
+    except _UnreadableError:
+        return _UNREADABLE
+    if isinstance(reduced, dict):
+        if reduced.get("type") in (None, "object") and "properties" not in reduced:
+            reduced["properties"] = {}
+        reduced.setdefault("type", "object")
+    return reduced
+
+
+class _UnreadableError(Exception):
+    """A schema past the bounds, or holding what JSON cannot."""
+
+
+class _Reduction:
+    def __init__(self, defs: Mapping[str, Any]) -> None:
+        self._defs = defs
+        self._nodes = 0
+        self._inlining: list[str] = []
+
+    def node(self, value: Any, depth: int) -> Any:
+        self._nodes += 1
+        if depth > MAX_SCHEMA_DEPTH or self._nodes > MAX_SCHEMA_NODES:
+            raise _UnreadableError
+        if isinstance(value, Mapping):
+            return self._mapping(value, depth)
+        if isinstance(value, list | tuple):
+            return [self.node(item, depth + 1) for item in value]
+        if value is None or isinstance(value, str | bool | int):
+            return value
+        if isinstance(value, float) and math.isfinite(value):
+            return value
+        raise _UnreadableError
+
+    def _mapping(self, value: Mapping[Any, Any], depth: int) -> Any:
+        ref = value.get("$ref")
+        if isinstance(ref, str) and ref in self._defs and ref not in self._inlining:
+            self._inlining.append(ref)
+            try:
+                return self.node(self._defs[ref], depth + 1)
+            finally:
+                self._inlining.pop()
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _UnreadableError
+            if key in _REWRITTEN_KEYS or (key == "default" and item is None):
+                continue
+            if key in _NAMED_SCHEMAS and isinstance(item, Mapping):
+                out[key] = self._named(item, depth + 1)  # property names, never keywords
+            else:
+                out[key] = self.node(item, depth + 1)
+        if out.get("type") == "object" and "properties" not in out:
+            out["properties"] = {}
+        return _without_null(out)
+
+    def _named(self, schemas: Mapping[Any, Any], depth: int) -> dict[str, Any]:
+        if any(not isinstance(name, str) for name in schemas):
+            raise _UnreadableError
+        return {name: self.node(item, depth + 1) for name, item in schemas.items()}
+
+
+def _without_null(schema: dict[str, Any]) -> Any:
+    """``anyOf`` / ``oneOf`` / ``type`` without their ``null`` member; one left is the schema."""
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        schema["type"] = kinds[0] if len(kinds) == 1 else kinds
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if not isinstance(options, list):
+            continue
+        kept = [o for o in options if o != {"type": "null"}]
+        if len(kept) == 1 and isinstance(kept[0], dict):
+            del schema[key]
+            return {**kept[0], **schema}
+        schema[key] = kept
+    return schema
+
+
+def _defs(schema: Mapping[str, Any], key: str) -> dict[str, Any]:
+    found = schema.get(key)
+    if not isinstance(found, Mapping):
+        return {}
+    return {f"#/{key}/{name}": value for name, value in found.items() if isinstance(name, str)}
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+__all__ = [
+    "OfferedTool",
+    "ToolForm",
+    "ToolIndex",
+    "compare_offered",
+    "form_differences",
+    "offered_form",
+    "reduced_schema",
+    "same_form",
+    "tool_form",
+]

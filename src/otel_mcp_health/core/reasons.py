@@ -30,6 +30,10 @@ class Reason(StrEnum):
     INSTALLED_TOOL_UNLISTED = "installed_tool_unlisted"
     #: Tools were discovered and none was installed: the model is offered nothing.
     NOTHING_INSTALLED = "nothing_installed"
+    #: The model was offered exactly an earlier complete discovery of the server, not the
+    #: latest one: it runs on the old catalog, even when the change only added a tool
+    #: (docs/model.md#agents).
+    EARLIER_CATALOG_OFFERED = "earlier_catalog_offered"
     DIGEST_UNAVAILABLE = "digest_unavailable"
     UNKNOWN_TOOL_CALLED = "unknown_tool_called"
     MISSING_REQUIRED_ARGUMENT = "missing_required_argument"

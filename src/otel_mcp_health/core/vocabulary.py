@@ -170,6 +170,9 @@ class ClientSource(StrEnum):
     DISCOVERY_RESULT = "discovery_result"
     REGISTERED = "registered"
     DIGEST = "digest"
+    #: The tool definitions the agent's own model request offered (docs/model.md#agents): the
+    #: strongest evidence, ranked above ``registered``, which ranks above ``discovery_result``.
+    MODEL_REQUEST = "model_request"
 
 
 class LiveState(StrEnum):
