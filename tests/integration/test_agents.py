@@ -1,17 +1,20 @@
 """Installs per agent, from the model's own request (docs/model.md#agents).
 
-Real in-process MCP servers (``changing_server.build``: a tool really changes or is added and
-``list_changed`` is announced), the real ``mcp.Client``, the real instrumentation and span
-processor. The model requests are what an LLM-client hook hands the instrumentation: the offered
-tool definitions, given here directly to ``record_model_request`` (the real LLM clients are
-exercised by the framework suites).
+A real MCP server in its own process over streamable HTTP (``changing_server.py``: a tool really
+changes or is added and ``list_changed`` is announced), the real ``mcp.Client`` opening a fresh
+session per call as LangChain and llama-index do, the real instrumentation and span processor.
+The model requests are what an LLM-client hook hands the instrumentation: the offered tool
+definitions, given here directly to ``record_model_request`` (the real LLM clients are exercised
+by the framework suites).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import gc
 import json
+import tracemalloc
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -19,7 +22,8 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client
-from tests.integration import changing_server
+from mcp.server import Server
+from tests.support.matrix_drivers import CHANGING_SERVER, http_server
 from tests.support.processor_helpers import Pipeline, instrumented_pipeline
 
 from otel_mcp_health import attributes as A
@@ -30,13 +34,32 @@ from otel_mcp_health.instrumentation import _agents, record_model_request
 
 pytestmark = pytest.mark.anyio
 
-OLD_TICKET = changing_server.TOOLS[0]
+
+_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"title": {"type": "string"}, "body": {"type": "string"}},
+    "required": ["title"],
+}
 
 
 @pytest.fixture
 def verdicts() -> Iterator[Pipeline]:
     with instrumented_pipeline() as pipeline:
         yield pipeline
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    """The changing server that can also edit ``create_ticket`` (``trigger_edit``): its URL."""
+    with http_server(str(CHANGING_SERVER), "http", "edit") as url:
+        yield url + "/mcp"
+
+
+@pytest.fixture
+def added() -> Iterator[str]:
+    """The changing server that only adds a tool (``trigger_change``): its URL."""
+    with http_server(str(CHANGING_SERVER), "http") as url:
+        yield url + "/mcp"
 
 
 def offered(tools: Sequence[types.Tool], *, prefix: str = "") -> list[OfferedTool]:
@@ -69,8 +92,8 @@ def calls(pipeline: Pipeline, name: str = "create_ticket") -> list[dict[str, Any
 
 def judged(attrs: dict[str, Any]) -> tuple[Any, ...]:
     return (
-        attrs.get(A.VERDICT),
-        attrs.get(A.REASON),
+        attrs.get(A.CATALOG_VERDICT),
+        attrs.get(A.CATALOG_REASON),
         attrs.get(A.CATALOG_CLIENT_SOURCE),
         attrs.get(A.AGENT_LABEL),
         attrs.get(A.AGENT_TIED),
@@ -84,9 +107,8 @@ async def changed(server: Any, trigger: str) -> list[types.Tool]:
 
 
 async def test_a_call_in_the_request_context_is_tied_and_one_outside_it_is_not(
-    verdicts: Pipeline,
+    verdicts: Pipeline, server: str
 ) -> None:
-    server = changing_server.build(edit=True)
     tools = await listed(server)
     record_model_request("openai.chat", offered(tools))
     await call(server)  # in the request's context: that agent's call
@@ -98,13 +120,13 @@ async def test_a_call_in_the_request_context_is_tied_and_one_outside_it_is_not(
     await asyncio.create_task(call(server))  # a task started from the first agent's context
     tied = calls(verdicts)
     assert [judged(a) for a in tied] == [
-        ("healthy", "ok", "model_request", "openai.chat/0", True),
-        ("healthy", "ok", "model_request", "openai.chat/0", True),
+        ("converged", "ok", "model_request", "openai.chat/0", True),
+        ("converged", "ok", "model_request", "openai.chat/0", True),
     ]
     await untied_call(server)
     untied = calls(verdicts)[-1]
     # Both agents offer the tool, both match: the first in label order is named.
-    assert judged(untied) == ("healthy", "ok", "model_request", "anthropic.messages/0", False)
+    assert judged(untied) == ("converged", "ok", "model_request", "anthropic.messages/0", False)
     assert untied[A.OFFERED_TOOL_COUNT] == len(tools)
 
 
@@ -114,22 +136,24 @@ async def untied_call(server: Any) -> None:
 
 
 async def test_two_agents_sharing_a_server_through_fresh_sessions_each_get_their_verdict(
-    verdicts: Pipeline,
+    verdicts: Pipeline, server: str
 ) -> None:
-    server = changing_server.build(edit=True)
     before = await listed(server)
     now = await changed(server, "trigger_edit")  # create_ticket's definition changes
     assert {t.name: t for t in now}["create_ticket"] != {t.name: t for t in before}["create_ticket"]
     old_called, new_installed, done = anyio.Event(), anyio.Event(), anyio.Event()
     labels: dict[str, str] = {}
 
+    # The old agent offers two tools (a filter), create_ticket's definition the old one.
+    kept = offered([t for t in before if t.name in {"create_ticket", "fail"}])
+
     async def old_agent() -> None:
-        record_model_request("openai.chat", offered(before))  # keeps the old definition
+        record_model_request("openai.chat", kept)  # keeps the old definition
         labels["old"] = _agents.AGENT.get().label  # type: ignore[union-attr]
         await call(server)
         old_called.set()
         await new_installed.wait()
-        record_model_request("openai.chat", offered(before))  # its next request, unchanged
+        record_model_request("openai.chat", kept)  # its next request, unchanged
         await call(server)
         done.set()
 
@@ -154,14 +178,13 @@ async def test_two_agents_sharing_a_server_through_fresh_sessions_each_get_their
         if attrs[A.AGENT_LABEL] == labels["old"]:
             assert tuple(attrs[A.OFFERED_CHANGED]) == ("create_ticket",)
             assert "description" in attrs[A.OFFERED_CHANGED_MEMBERS]
-    stale = ("stale_catalog", "catalog_digest_mismatch")
-    assert by_agent == {labels["old"]: [stale, stale], labels["new"]: [("healthy", "ok")] * 2}
+    stale = ("stale", "digest_mismatch")
+    assert by_agent == {labels["old"]: [stale, stale], labels["new"]: [("converged", "ok")] * 2}
 
 
 async def test_an_untied_call_is_converged_only_if_every_agent_offering_the_tool_is(
-    verdicts: Pipeline,
+    verdicts: Pipeline, server: str
 ) -> None:
-    server = changing_server.build(edit=True)
     before = await listed(server)
     now = await changed(server, "trigger_edit")
     for tools in (now, before, now):  # three agents, each in a context of its own
@@ -169,28 +192,28 @@ async def test_an_untied_call_is_converged_only_if_every_agent_offering_the_tool
     await untied_call(server)
     attrs = calls(verdicts)[-1]
     assert judged(attrs) == (
-        "stale_catalog",
-        "catalog_digest_mismatch",
+        "stale",
+        "earlier_catalog_offered",  # exactly the catalog before the edit
         "model_request",
         "openai.responses/1",  # the stale one, whatever its place
         False,
     )
 
 
-async def test_a_filter_is_a_subset_and_application_tools_are_ignored(verdicts: Pipeline) -> None:
-    server = changing_server.build(edit=True)
+async def test_a_filter_is_a_subset_and_application_tools_are_ignored(
+    verdicts: Pipeline, server: str
+) -> None:
     tools = await listed(server)
     ticket = [t for t in tools if t.name == "create_ticket"]
     own = OfferedTool("lookup_weather", "The application's own tool.", {"type": "object"})
     record_model_request("openai.chat", [*offered(ticket), own])
     await call(server)
     attrs = calls(verdicts)[-1]
-    assert judged(attrs) == ("healthy", "ok", "model_request", "openai.chat/0", True)
+    assert judged(attrs) == ("converged", "ok", "model_request", "openai.chat/0", True)
     assert (attrs[A.OFFERED_TOOL_COUNT], attrs[A.OFFERED_DISCOVERED_TOOL_COUNT]) == (1, 4)
 
 
-async def test_only_application_tools_record_nothing(verdicts: Pipeline) -> None:
-    server = changing_server.build()
+async def test_only_application_tools_record_nothing(verdicts: Pipeline, server: str) -> None:
     await listed(server)
     record_model_request("openai.chat", [OfferedTool("lookup_weather", "Own.", {})])
     assert not _agents.AGENTS.current(_agents.AGENT.get())
@@ -201,8 +224,10 @@ async def test_only_application_tools_record_nothing(verdicts: Pipeline) -> None
     assert attrs[A.CATALOG_CLIENT_SOURCE] == "discovery_result"
 
 
-async def test_exactly_an_earlier_catalog_after_an_added_tool_is_stale(verdicts: Pipeline) -> None:
-    server = changing_server.build()
+async def test_exactly_an_earlier_catalog_after_an_added_tool_is_stale(
+    verdicts: Pipeline, added: str
+) -> None:
+    server = added
     before = await listed(server)
     now = await changed(server, "trigger_change")  # only adds added_tool
     assert {t.name for t in now} - {t.name for t in before} == {"added_tool"}
@@ -210,18 +235,19 @@ async def test_exactly_an_earlier_catalog_after_an_added_tool_is_stale(verdicts:
     await call(server)
     attrs = calls(verdicts)[-1]
     assert judged(attrs)[:3] == (
-        "stale_catalog",
-        "catalog_earlier_catalog_offered",
+        "stale",
+        "earlier_catalog_offered",
         "model_request",
     )
     assert attrs[A.OFFERED_EARLIER_CATALOG] is True
     record_model_request("openai.chat", offered(now))  # offered the new catalog: not stale
     await call(server)
-    assert judged(calls(verdicts)[-1])[:2] == ("healthy", "ok")
+    assert judged(calls(verdicts)[-1])[:2] == ("converged", "ok")
 
 
-async def test_the_model_request_outranks_a_registered_install(verdicts: Pipeline) -> None:
-    server = changing_server.build(edit=True)
+async def test_the_model_request_outranks_a_registered_install(
+    verdicts: Pipeline, server: str
+) -> None:
     before = await listed(server)
     async with Client(server) as client:
         await client.call_tool("trigger_edit", {})
@@ -231,9 +257,10 @@ async def test_the_model_request_outranks_a_registered_install(verdicts: Pipelin
         record_model_request("openai.chat", offered(now))  # the model got the new ones
         await client.call_tool("create_ticket", {"title": "t"})
     hooked, requested = calls(verdicts)
-    assert judged(hooked)[:3] == ("stale_catalog", "catalog_digest_mismatch", "registered")
+    # A reported install reads as its digest on a call span (``client_source = digest``).
+    assert judged(hooked)[:3] == ("stale", "digest_mismatch", "digest")
     assert A.CATALOG_OVERRULED_SOURCE not in hooked
-    assert judged(requested) == ("healthy", "ok", "model_request", "openai.chat/0", True)
+    assert judged(requested) == ("converged", "ok", "model_request", "openai.chat/0", True)
     assert requested[A.CATALOG_OVERRULED_SOURCE] == "registered"
 
 
@@ -241,10 +268,9 @@ CANARY = "CANARY-7f3a"
 
 
 async def test_nothing_the_request_offered_is_exported(
-    verdicts: Pipeline, caplog: pytest.LogCaptureFixture
+    verdicts: Pipeline, server: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level("DEBUG", logger="otel_mcp_health")
-    server = changing_server.build(edit=True)
     tools = await listed(server)
     planted = [
         OfferedTool(
@@ -267,30 +293,47 @@ async def test_nothing_the_request_offered_is_exported(
 
 async def test_what_agents_keep_is_bounded_in_count_and_bytes(verdicts: Pipeline) -> None:
     many = [
-        types.Tool(name=f"tool_{i}", description="d" * 200, input_schema={"type": "object"})
+        types.Tool(name=f"tool_{i}", description=f"{i} " + "d" * 1000, input_schema=_SCHEMA)
         for i in range(3000)
     ]
 
     async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=many)
 
-    from mcp.server import Server
-
     await listed(Server("many", version="1", on_list_tools=on_list_tools))
     wide = offered(many)
-    for i in range(2000):  # thousands of agents, each in a context of its own
-        tools = wide if i % 500 == 0 else wide[i % 2600 : i % 2600 + 400]
-        contextvars.Context().run(record_model_request, "openai.chat", tools)
-    assert 0 < len(_agents.AGENTS) <= MAX_AGENTS
+
+    def request(tools: list[OfferedTool]) -> _agents.Snapshot | None:
+        """One model request in a context of its own (a new agent): its snapshot."""
+        context = contextvars.Context()
+        context.run(record_model_request, "openai.chat", tools)
+        return context.get(_agents.AGENT)
+
+    for i in range(2000):  # thousands of small agents: the count bound holds
+        request(wide[i : i + 5])
+    assert len(_agents.AGENTS) == MAX_AGENTS
+    assert {s.label for s in _agents.AGENTS._latest.values()} == {
+        f"openai.chat/{slot}" for slot in range(MAX_AGENTS)
+    }
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(40):  # large agents: the byte bound holds
+            request(wide[i * 10 : i * 10 + 400])
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(_agents.AGENTS) < MAX_AGENTS
     assert _agents.AGENTS.held_bytes <= _agents.MAX_BYTES
-    slots = {int(label.rsplit("/", 1)[1]) for label in _agents.AGENTS._latest}
-    assert max(slots) < MAX_AGENTS
+    assert held <= 1.25 * _agents.MAX_BYTES, held  # measured: the estimate is close
+    assert request(wide) is None  # one request larger than an agent may keep: nothing kept
 
 
 async def test_a_failing_index_or_comparison_never_reaches_the_application(
-    verdicts: Pipeline, monkeypatch: pytest.MonkeyPatch
+    verdicts: Pipeline, server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    server = changing_server.build(edit=True)
     tools = await listed(server)
 
     def boom(*args: Any, **kwargs: Any) -> Any:

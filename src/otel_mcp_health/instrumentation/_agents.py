@@ -127,6 +127,8 @@ class Agents:
                 label, agent = previous.label, previous.agent
                 self._bytes -= self._latest.pop(label).size
             else:
+                while self._latest and len(self._latest) >= self._max_agents:
+                    self._forget(next(iter(self._latest)))  # its slot is free for this one
                 label, agent = self._new_label(api), object()
             snapshot = Snapshot(label, api, agent, offered, size, self.generation)
             self._latest[label] = snapshot
