@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -223,7 +223,8 @@ def record_model_request(api: str, tools: Sequence[OfferedTool]) -> None:
         _logger.debug("mcp_health: a model request was not recorded", exc_info=True)
 
 
-def _record(api: str, tools: Sequence[OfferedTool]) -> None:
+def _record(api: object, tools: Iterable[object]) -> None:
+    """The hooks' values are checked here: a caller's mistake is ignored, never trusted."""
     offered = [tool for tool in list(tools) if isinstance(tool, OfferedTool)]
     if not offered:
         return
