@@ -85,8 +85,9 @@ class ServerDiscoveries:
         self._max_bytes = max_bytes
         self._bytes = 0
         self._lock = threading.Lock()
-        #: Bumped when a discovery is remembered: what was derived from :meth:`all_forms` is
-        #: current while it holds.
+        #: Bumped when a server's retained forms change: what was derived from
+        #: :meth:`all_forms` is current while it holds (a forgotten server may stay in it until
+        #: then: it only maps requests to a server no call will be judged on).
         self.version = 0
         self._versions = itertools.count(1)
 
@@ -109,7 +110,8 @@ class ServerDiscoveries:
                 return
             self._entries[server] = (discovered, size)
             self._bytes += size
-            self.version = next(self._versions)
+            if old is None or old[0].forms is not discovered.forms:
+                self.version = next(self._versions)
             while len(self._entries) > self._max_servers or self._bytes > self._max_bytes:
                 self._bytes -= self._entries.popitem(last=False)[1][1]
 
@@ -161,7 +163,7 @@ def completed(
     kept = digests if digest is not None else None
     server = state.server_identity().catalog
     earlier = SERVERS.get(server) if server is not None else None
-    forms = _forms(tools, earlier.forms if earlier is not None else ())
+    forms = _forms(tools, kept, earlier)
     found = state.discovered = Discovered(known, kept, digest, approval, forms)
     if server is not None:
         SERVERS.remember(server, found)
@@ -187,20 +189,36 @@ def known_tool(tool: Mapping[str, Any]) -> KnownTool:
     )
 
 
-def _forms(tools: Sequence[Mapping[str, Any]], earlier: tuple[Forms, ...]) -> tuple[Forms, ...]:
+def _forms(
+    tools: Sequence[Mapping[str, Any]], digests: dict[str, str] | None, earlier: Discovered | None
+) -> tuple[Forms, ...]:
     """The earlier retained discoveries' forms and this one's, the last
     :data:`KEPT_DISCOVERIES` kept; none when this one's cannot be taken (the earlier ones
-    alone would pass for the latest: no form is a guess)."""
+    alone would pass for the latest: no form is a guess).
+
+    A tool whose per-tool digest equals the one it had in the ``earlier`` discovery keeps that
+    discovery's form (equal digests, equal definitions): re-listing an unchanged catalog costs
+    lookups, not a reduction per tool. An unchanged catalog is one retained discovery, not two.
+    """
+    retained = earlier.forms if earlier is not None else ()
+    reusable: Forms = retained[-1] if retained else {}
+    before = earlier.digests if earlier is not None and earlier.digests is not None else {}
+    now = digests or {}
     try:
-        latest = {
-            tool["name"]: tool_form(tool) for tool in tools if isinstance(tool.get("name"), str)
-        }
+        latest: dict[str, ToolForm] = {}
+        for tool in tools:
+            name = tool.get("name")
+            if not isinstance(name, str):
+                continue
+            digest = now.get(name)
+            form = reusable.get(name) if digest is not None and before.get(name) == digest else None
+            latest[name] = form if form is not None else tool_form(tool)
     except Exception:  # server-chosen definitions: never raise into the host
         _logger.debug("mcp_health: tool forms of a discovery not taken", exc_info=True)
         return ()
-    if earlier and earlier[-1] == latest:
-        return earlier  # the same catalog again: one retained discovery, not two
-    return (*earlier, latest)[-KEPT_DISCOVERIES:]
+    if retained and retained[-1] == latest:
+        return retained
+    return (*retained, latest)[-KEPT_DISCOVERIES:]
 
 
 def form_bytes(form: ToolForm) -> int:
