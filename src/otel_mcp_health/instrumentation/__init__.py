@@ -56,7 +56,10 @@ What is recorded
   request was written, HTTP status, the ``WWW-Authenticate`` error code and required scope names,
   ``isError``, timeout and deadline, output-schema verdict, ``readOnlyHint``, and the call-time
   contract check against the last discovery (unknown tool / missing required argument *names*)
-  and, with an approved catalog, whether the called tool is approved;
+  and, with an approved catalog, whether the called tool is approved; when an agent's model
+  request offered tools of the call's server (``record_model_request``, fed by the LLM client
+  hooks), that agent's bounded label, whether the call was tied to it, and what it was offered
+  compared with the same discovery (counts, a digest, capped names: docs/model.md#agents);
 * progress notifications: one ``mcp_health.progress`` event per notification (value, total, token
   match; never the message);
 * ``notifications/tools/list_changed``: a SERVER span at its arrival;
