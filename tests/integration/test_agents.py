@@ -118,11 +118,11 @@ async def test_a_call_in_the_request_context_is_tied_and_one_outside_it_is_not(
 
     await asyncio.create_task(elsewhere())
     await asyncio.create_task(call(server))  # a task started from the first agent's context
+    await asyncio.to_thread(asyncio.run, call(server))  # a thread started from it
     tied = calls(verdicts)
     assert [judged(a) for a in tied] == [
         ("converged", "ok", "model_request", "openai.chat/0", True),
-        ("converged", "ok", "model_request", "openai.chat/0", True),
-    ]
+    ] * 3
     await untied_call(server)
     untied = calls(verdicts)[-1]
     # Both agents offer the tool, both match: the first in label order is named.
@@ -329,6 +329,34 @@ async def test_what_agents_keep_is_bounded_in_count_and_bytes(verdicts: Pipeline
     assert _agents.AGENTS.held_bytes <= _agents.MAX_BYTES
     assert held <= 1.25 * _agents.MAX_BYTES, held  # measured: the estimate is close
     assert request(wide) is None  # one request larger than an agent may keep: nothing kept
+
+
+def test_nothing_is_recorded_while_the_instrumentation_is_off() -> None:
+    record_model_request("openai.chat", [OfferedTool("create_ticket", "d", {})])
+    assert len(_agents.AGENTS) == 0
+    assert not _agents.AGENTS.active
+
+
+async def test_hostile_definitions_never_raise_and_never_read_green(
+    verdicts: Pipeline, server: str
+) -> None:
+    tools = await listed(server)
+    deep: dict[str, Any] = {"type": "object"}
+    for _ in range(500):
+        deep = {"type": "object", "properties": {"x": deep}}
+    hostile = [
+        OfferedTool("create_ticket", "d" * 5_000_000, {"type": "object", "x": float("nan")}),
+        OfferedTool("create_ticket", None, deep),
+        OfferedTool("create_ticket", None, {"properties": {str(i): {} for i in range(50_000)}}),
+        OfferedTool("", None, None),
+        OfferedTool("fail", 42, ["not", "a", "schema"]),  # type: ignore[arg-type]
+    ]
+    for tool in hostile:
+        record_model_request("openai.chat", [*offered(tools[1:]), tool])
+        await call(server)
+        attrs = calls(verdicts)[-1]
+        assert attrs[A.CATALOG_VERDICT] != "converged" or tool.name == "", tool.name
+    assert _agents.AGENTS.held_bytes <= _agents.MAX_BYTES
 
 
 async def test_a_failing_index_or_comparison_never_reaches_the_application(
