@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +25,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+#: The creation time every answer carries: answers are deterministic (a request's answer depends
+#: only on its body and its number on the endpoint), so results compare equal across runs.
+CREATED = 1_767_225_600
 #: Separators frameworks put between a prefix and a tool name.
 _SEPARATORS = ("-", "_", ".", ":", "__")
 
@@ -65,6 +67,7 @@ class Request:
 @dataclass
 class _Agent:
     script: deque[tuple[str, dict[str, Any]]] = field(default_factory=deque)
+    failures: deque[int] = field(default_factory=deque)
 
 
 class ScriptedModel:
@@ -85,6 +88,18 @@ class ScriptedModel:
         """Queue MCP tool calls for ``agent``: one per request that does not end in a result."""
         with self._lock:
             self._agents.setdefault(agent, _Agent()).script.extend(calls)
+
+    def fail(self, agent: str, *statuses: int) -> None:
+        """Answer ``agent``'s next requests with these HTTP error statuses, one each (recorded
+        all the same; ``retry-after-ms: 1`` lets a client retry at once)."""
+        with self._lock:
+            self._agents.setdefault(agent, _Agent()).failures.extend(statuses)
+
+    def failure(self, agent: str) -> int | None:
+        """The error status ``agent``'s current request is answered with, if any."""
+        with self._lock:
+            failures = self._agents.setdefault(agent, _Agent()).failures
+            return failures.popleft() if failures else None
 
     def of(self, agent: str) -> list[Request]:
         """The requests ``agent`` sent, in order."""
@@ -142,7 +157,7 @@ def _chat(model: str, call: tuple[str, str] | None, n: int) -> dict[str, Any]:
              "function": {"name": call[0], "arguments": call[1]}}
         ]  # fmt: skip
     return {
-        "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
+        "id": f"chatcmpl-{n}", "object": "chat.completion", "created": CREATED,
         "model": model,
         "choices": [{"index": 0, "message": message,
                      "finish_reason": "tool_calls" if call else "stop"}],
@@ -152,7 +167,7 @@ def _chat(model: str, call: tuple[str, str] | None, n: int) -> dict[str, Any]:
 
 def _chat_chunks(model: str, call: tuple[str, str] | None, n: int) -> Iterator[dict[str, Any]]:
     base = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk",
-            "created": int(time.time()), "model": model}  # fmt: skip
+            "created": CREATED, "model": model}  # fmt: skip
     if call is None:
         delta: dict[str, Any] = {"role": "assistant", "content": "done"}
     else:
@@ -175,7 +190,7 @@ def _responses(model: str, call: tuple[str, str] | None, n: int) -> dict[str, An
         item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
                 "name": call[0], "arguments": call[1], "status": "completed"}  # fmt: skip
     return {
-        "id": f"resp_{n}", "object": "response", "created_at": int(time.time()),
+        "id": f"resp_{n}", "object": "response", "created_at": CREATED,
         "status": "completed", "model": model, "output": [item], "parallel_tool_calls": True,
         "tool_choice": "auto", "tools": [], "error": None, "incomplete_details": None,
         "instructions": None, "metadata": {}, "temperature": 1.0, "top_p": 1.0,
@@ -185,9 +200,7 @@ def _responses(model: str, call: tuple[str, str] | None, n: int) -> dict[str, An
     }  # fmt: skip
 
 
-def _responses_events(
-    model: str, call: tuple[str, str] | None, n: int
-) -> Iterator[dict[str, Any]]:
+def _responses_events(model: str, call: tuple[str, str] | None, n: int) -> Iterator[dict[str, Any]]:
     done = _responses(model, call, n)
     started = {**done, "status": "in_progress", "output": []}
     item = done["output"][0]
@@ -253,6 +266,11 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             if api is None:
                 self._send(404, {"error": {"message": f"no route {route}"}})
                 return
+            status = model.failure(agent)
+            if status is not None:
+                model.answer(agent, api, body)
+                self._send(status, {"error": {"message": "scripted failure"}})
+                return
             request, call = model.answer(agent, api, body)
             n, name = len(model.requests), str(request.json.get("model") or "scripted")
             if request.json.get("stream") is True:
@@ -269,6 +287,8 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            if status >= 400:
+                self.send_header("retry-after-ms", "1")
             self.end_headers()
             self.wfile.write(data)
 
