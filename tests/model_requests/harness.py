@@ -88,8 +88,14 @@ def compare(drive: Drive, recorded: Recorded, *, routed: bool = True) -> Run:
 
 
 def dumped(value: Any) -> Any:
-    """A library's response object as plain data (to compare across runs)."""
+    """A library's response object as plain data (to compare across runs): Google GenAI's copy
+    of the HTTP response (its headers carry the date) is left out."""
     if isinstance(value, list):
         return [dumped(item) for item in value]
     dump = getattr(value, "model_dump", None)
-    return dump() if callable(dump) else value
+    if not callable(dump):
+        return value
+    data = dump()
+    if isinstance(data, dict):
+        data.pop("sdk_http_response", None)
+    return data

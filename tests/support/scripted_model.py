@@ -1,4 +1,5 @@
-"""A scripted LLM API on 127.0.0.1: OpenAI Chat Completions and Responses, Anthropic Messages.
+"""A scripted LLM API on 127.0.0.1: OpenAI Chat Completions and Responses, Anthropic Messages,
+Google GenAI (Gemini) and Amazon Bedrock Converse (:mod:`tests.support.scripted_gemini_bedrock`).
 
 Agent frameworks run through their real model clients against it (``base_url`` pointing here), so
 what the product reads is the request the model client really sends. Each agent gets its own path
@@ -25,6 +26,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support import scripted_gemini_bedrock as gemini_bedrock
+
 #: The creation time every answer carries: answers are deterministic (a request's answer depends
 #: only on its body and its number on the endpoint), so results compare equal across runs.
 CREATED = 1_767_225_600
@@ -37,13 +40,15 @@ class Request:
     """One request the scripted API received."""
 
     agent: str
-    api: str  # "chat", "responses" or "anthropic"
+    api: str  # "chat", "responses", "anthropic", "gemini" or "bedrock"
     body: bytes
     json: dict[str, Any]
 
     @property
     def offered(self) -> list[str]:
         """The tool names the request offered, in order (any API's shape)."""
+        if self.api in ("gemini", "bedrock"):
+            return gemini_bedrock.offered(self.api, self.json)
         names = []
         for tool in self.json.get("tools") or []:
             if not isinstance(tool, dict):
@@ -132,6 +137,8 @@ def _offered_name(offered: list[str], name: str) -> str:
 
 def _ends_in_result(api: str, body: dict[str, Any]) -> bool:
     """Whether the conversation's last item is a tool result (the model then says ``done``)."""
+    if api in ("gemini", "bedrock"):
+        return gemini_bedrock.ends_in_result(api, body)
     if api == "responses":
         items = body.get("input")
         last = items[-1] if isinstance(items, list) and items else None
@@ -263,6 +270,9 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             agent, route = parts[0], "/".join(parts[1:])
             api = {"v1/chat/completions": "chat", "v1/responses": "responses",
                    "v1/messages": "anthropic"}.get(route)  # fmt: skip
+            other = gemini_bedrock.route(route) if api is None else None
+            if other is not None:
+                api = other[0]
             if api is None:
                 self._send(404, {"error": {"message": f"no route {route}"}})
                 return
@@ -273,7 +283,9 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
                 return
             request, call = model.answer(agent, api, body)
             n, name = len(model.requests), str(request.json.get("model") or "scripted")
-            if request.json.get("stream") is True:
+            if other is not None:
+                self._raw(*gemini_bedrock.answer(api, other[1], call, n, other[2]))
+            elif request.json.get("stream") is True:
                 self._stream(api, name, call, n)
             elif api == "chat":
                 self._send(200, _chat(name, call, n))
@@ -289,6 +301,13 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", str(len(data)))
             if status >= 400:
                 self.send_header("retry-after-ms", "1")
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _raw(self, content_type: str, data: bytes) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
 
