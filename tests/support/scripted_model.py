@@ -43,6 +43,8 @@ class Request:
     api: str  # "chat", "responses", "anthropic", "gemini" or "bedrock"
     body: bytes
     json: dict[str, Any]
+    #: The request's HTTP headers, names lower-cased.
+    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def offered(self) -> list[str]:
@@ -111,11 +113,15 @@ class ScriptedModel:
         return [r for r in self.requests if r.agent == agent]
 
     # -- answering -----------------------------------------------------------------------------
-    def answer(self, agent: str, api: str, body: bytes) -> tuple[Request, tuple[str, str] | None]:
+    def answer(
+        self, agent: str, api: str, body: bytes, headers: dict[str, str] | None = None
+    ) -> tuple[Request, tuple[str, str] | None]:
         """Record the request and choose its answer: (offered tool name, arguments JSON), or
         ``None`` for the text ``done``."""
         parsed = json.loads(body) if body else {}
-        request = Request(agent, api, body, parsed if isinstance(parsed, dict) else {})
+        request = Request(
+            agent, api, body, parsed if isinstance(parsed, dict) else {}, headers or {}
+        )
         with self._lock:
             self.requests.append(request)
             queue = self._agents.setdefault(agent, _Agent()).script
@@ -278,10 +284,10 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
                 return
             status = model.failure(agent)
             if status is not None:
-                model.answer(agent, api, body)
+                model.answer(agent, api, body, self._headers())
                 self._send(status, {"error": {"message": "scripted failure"}})
                 return
-            request, call = model.answer(agent, api, body)
+            request, call = model.answer(agent, api, body, self._headers())
             n, name = len(model.requests), str(request.json.get("model") or "scripted")
             if other is not None:
                 self._raw(*gemini_bedrock.answer(api, other[1], call, n, other[2]))
@@ -293,6 +299,9 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
                 self._send(200, _responses(name, call, n))
             else:
                 self._send(200, _anthropic(name, call, n))
+
+        def _headers(self) -> dict[str, str]:
+            return {name.lower(): value for name, value in self.headers.items()}
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()
