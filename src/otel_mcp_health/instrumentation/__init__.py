@@ -218,6 +218,9 @@ LISTING = _state.LISTING
 #: What an LLM client hook reports each request's offered tools to
 #: (:mod:`otel_mcp_health.model_requests`). Not public API (not in ``__all__``).
 record_model_request = _agents.record_model_request
+#: What an LLM client hook reports each answer's tool calls through (the tie of a call made in
+#: another task than its model request, docs/model.md#agents). Not public API.
+answer_recorder = _agents.answer_recorder
 
 
 def add_missing_evidence(evidence: str) -> None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -44,6 +44,7 @@ from otel_mcp_health.core.install import install_reason
 from otel_mcp_health.core.offered import OfferedTool, ToolForm, ToolIndex, compare_offered
 from otel_mcp_health.core.server import CatalogKey
 from otel_mcp_health.instrumentation import _servers, _state
+from otel_mcp_health.instrumentation._answers import ANSWERS, arguments_digest
 from otel_mcp_health.instrumentation._servers import Discovered, form_bytes
 
 _logger = logging.getLogger(__name__)
@@ -248,24 +249,60 @@ def _record(api: object, tools: Iterable[object]) -> None:
     AGENT.set(AGENTS.record(name, AGENT.get(), frozen, size))
 
 
-def call_attributes(state: _state.SessionState, name: str, found: Discovered) -> dict[str, Any]:
+def answer_recorder() -> Callable[[Iterable[tuple[str, Any]]], None] | None:
+    """What records the tool calls (the name the model used, its arguments) of the answer to
+    this context's latest model request (:mod:`._answers`: the tie of a call made in another
+    task), bound to that request now, so a stream read later elsewhere still records for it;
+    ``None`` when the instrumentation is off or no request was recorded here. The recorder
+    never raises."""
+    if _state.TELEMETRY is None or not is_instrumentation_enabled():
+        return None
+    snapshot = AGENT.get()
+    if snapshot is None or not AGENTS.current(snapshot):
+        return None
+
+    def record(calls: Iterable[tuple[str, Any]]) -> None:
+        try:
+            asked = [(name, arguments_digest(arguments)) for name, arguments in calls]
+            ANSWERS.remember(snapshot, [(n, d) for n, d in asked if n])
+        except Exception:
+            _logger.debug("mcp_health: a model answer was not recorded", exc_info=True)
+
+    return record
+
+
+def call_attributes(
+    state: _state.SessionState, name: str, found: Discovered, arguments: Any = None
+) -> dict[str, Any]:
     """:func:`_call_attributes`, or nothing when it fails (the call's other evidence stays)."""
     try:
-        return _call_attributes(state, name, found)
+        return _call_attributes(state, name, found, arguments)
     except Exception:
         _logger.debug("mcp_health: a call's agent evidence was not taken", exc_info=True)
         return {}
 
 
-def _call_attributes(state: _state.SessionState, name: str, found: Discovered) -> dict[str, Any]:
+def _call_attributes(
+    state: _state.SessionState, name: str, found: Discovered, arguments: Any
+) -> dict[str, Any]:
     """The agent evidence of a ``tools/call`` of ``name`` judged on ``found`` (the session's or
     its server's last discovery): tied to this context's agent when it offered anything of the
-    call's server, else the untied rule; nothing when no agent offered the tool."""
+    call's server, else to the agent whose model answer asked for this call (:mod:`._answers`),
+    else the untied rule; nothing when no agent offered the tool."""
     server = state.server_identity().catalog
     if server is None or not found.forms:
         return {}
     snapshot = AGENT.get()
-    if snapshot is not None and AGENTS.current(snapshot) and server in snapshot.offered:
+    context = snapshot is not None and AGENTS.current(snapshot) and server in snapshot.offered
+    if len(ANSWERS):
+        digest = arguments_digest(arguments)
+        if context and snapshot is not None:  # its own pending answer is spent, never lent
+            agent = snapshot.agent
+            ANSWERS.claim(server, name, digest, lambda o, _s, _t: _same_agent(o, agent))
+        else:
+            snapshot = ANSWERS.claim(server, name, digest, _offers)
+            context = snapshot is not None
+    if context and snapshot is not None:
         check = snapshot.check(server, found)
         return _codec.encode_offered(snapshot.label, tied=True, check=check)
     chosen: tuple[Snapshot, InstallCheck] | None = None
@@ -281,10 +318,24 @@ def _call_attributes(state: _state.SessionState, name: str, found: Discovered) -
     return _codec.encode_offered(chosen[0].label, tied=False, check=chosen[1])
 
 
+def _offers(owner: Any, server: CatalogKey, tool: str) -> bool:
+    """Whether ``owner`` (a pending answer's snapshot) is current and offered ``tool``."""
+    return (
+        isinstance(owner, Snapshot)
+        and AGENTS.current(owner)
+        and tool in owner.offered.get(server, ())
+    )
+
+
+def _same_agent(owner: Any, agent: object) -> bool:
+    return isinstance(owner, Snapshot) and owner.agent is agent
+
+
 def reset() -> None:
-    """Forget every agent and the index (``uninstrument``)."""
+    """Forget every agent, their pending answers and the index (``uninstrument``)."""
     AGENTS.clear()
+    ANSWERS.clear()
     INDEX.clear()
 
 
-__all__ = ["AGENT", "AGENTS", "record_model_request"]
+__all__ = ["AGENT", "AGENTS", "answer_recorder", "record_model_request"]

@@ -161,7 +161,7 @@ def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> N
     if found is None or not isinstance(name, str):
         return
     if _agents.AGENTS.active:  # the one check a call pays when no model request was recorded
-        slot.attributes.update(_agents.call_attributes(state, name, found))
+        slot.attributes.update(_agents.call_attributes(state, name, found, arguments))
     if found.approval is not None and (name in found.tools or found.approval.unapproved(name)):
         # Judged against the same discovery (docs/model.md#approval). A tool that discovery did
         # not list (removed, hidden, misnamed) has no definition to approve: no claim, the

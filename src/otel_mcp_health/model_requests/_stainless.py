@@ -24,6 +24,7 @@ from typing import Any
 from otel_mcp_health.core.offered import OfferedTool
 from otel_mcp_health.frameworks import Framework, Patch
 from otel_mcp_health.model_requests import _read
+from otel_mcp_health.model_requests._answers import async_request_hook, request_hook
 from otel_mcp_health.model_requests._read import field
 
 #: What a refused hook loses (the refusal's warning says it).
@@ -110,6 +111,8 @@ OPENAI = Framework(
             _hook(_OPENAI + _OPENAI_RESPONSES),
             ("options",),
         ),
+        Patch("openai._base_client", "SyncAPIClient.request", request_hook),
+        Patch("openai._base_client", "AsyncAPIClient.request", async_request_hook),
     ),
     unread=UNREAD,
     missing=None,
@@ -122,6 +125,8 @@ ANTHROPIC = Framework(
         Patch(
             "anthropic._base_client", "BaseClient._build_request", _hook(_ANTHROPIC), ("options",)
         ),
+        Patch("anthropic._base_client", "SyncAPIClient.request", request_hook),
+        Patch("anthropic._base_client", "AsyncAPIClient.request", async_request_hook),
     ),
     unread=UNREAD,
     missing=None,
