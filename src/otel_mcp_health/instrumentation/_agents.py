@@ -55,6 +55,8 @@ MAX_SNAPSHOT_BYTES: Final = 1024 * 1024
 #: Estimated bytes of a snapshot's and of one server entry's fixed parts.
 _SNAPSHOT_BYTES: Final = 600
 _SERVER_BYTES: Final = 300
+#: Servers whose comparison one snapshot memoizes at once.
+_MAX_MEMO: Final = 8
 #: Longest API name in a label (the hooks pass a fixed vocabulary; bounded all the same).
 _MAX_API_LENGTH: Final = 32
 
@@ -75,20 +77,37 @@ class Snapshot:
     #: The registry generation it was made in (a snapshot of an earlier instrumentation
     #: is never used).
     generation: int
-    #: Per server, the last discovery it was compared with and the result (a memo).
-    _checks: dict[CatalogKey, tuple[Discovered, InstallCheck]] = field(
+    #: Per server, the last discovery it was compared with, the result and its span
+    #: attributes, tied and untied (a memo: the comparison and encoding run once per discovery).
+    _checks: dict[CatalogKey, tuple[Discovered, InstallCheck, dict[bool, dict[str, Any]]]] = field(
         default_factory=dict, repr=False
     )
 
     def check(self, server: CatalogKey, found: Discovered) -> InstallCheck:
-        """What it offered from ``server`` compared with ``found``'s retained discoveries
-        (computed once per discovery)."""
+        """What it offered from ``server`` compared with ``found``'s retained discoveries."""
+        return self._memo(server, found)[1]
+
+    def attributes(self, server: CatalogKey, found: Discovered, *, tied: bool) -> dict[str, Any]:
+        """:meth:`check` as a call span's attributes (shared and read-only: copy to change)."""
+        encoded = self._memo(server, found)
+        attrs = encoded[2].get(tied)
+        if attrs is None:
+            attrs = encoded[2][tied] = _codec.encode_offered(
+                self.label, tied=tied, check=encoded[1]
+            )
+        return attrs
+
+    def _memo(
+        self, server: CatalogKey, found: Discovered
+    ) -> tuple[Discovered, InstallCheck, dict[bool, dict[str, Any]]]:
         memo = self._checks.get(server)
-        if memo is not None and memo[0] is found:
-            return memo[1]
-        check = compare_offered(self.offered[server], found.forms, discovery_digest=found.digest)
-        self._checks[server] = (found, check)
-        return check
+        if memo is None or memo[0] is not found:
+            forms = self.offered[server]
+            check = compare_offered(forms, found.forms, discovery_digest=found.digest)
+            if len(self._checks) >= _MAX_MEMO:
+                self._checks.clear()  # it keeps discoveries alive: a few only
+            memo = self._checks[server] = (found, check, {})
+        return memo
 
 
 class Agents:
@@ -274,7 +293,8 @@ def answer_recorder() -> Callable[[Iterable[tuple[str, Any]]], None] | None:
 def call_attributes(
     state: _state.SessionState, name: str, found: Discovered, arguments: Any = None
 ) -> dict[str, Any]:
-    """:func:`_call_attributes`, or nothing when it fails (the call's other evidence stays)."""
+    """:func:`_call_attributes`, or nothing when it fails (the call's other evidence stays).
+    Shared and read-only: copy before changing it."""
     try:
         return _call_attributes(state, name, found, arguments)
     except Exception:
@@ -290,7 +310,14 @@ def _call_attributes(
     call's server, else to the agent whose model answer asked for this call (:mod:`._answers`),
     else the untied rule; nothing when no agent offered the tool."""
     server = state.server_identity().catalog
-    if server is None or not found.forms:
+    if server is None:
+        return {}
+    # what a model was offered is compared with the server's latest complete discovery, made
+    # in any session, not with an older one this session made itself
+    latest = _servers.SERVERS.get(server)
+    if latest is not None and latest.forms:
+        found = latest
+    if not found.forms:
         return {}
     snapshot = AGENT.get()
     context = snapshot is not None and AGENTS.current(snapshot) and server in snapshot.offered
@@ -303,8 +330,7 @@ def _call_attributes(
             snapshot = ANSWERS.claim(server, name, digest, _offers)
             context = snapshot is not None
     if context and snapshot is not None:
-        check = snapshot.check(server, found)
-        return _codec.encode_offered(snapshot.label, tied=True, check=check)
+        return snapshot.attributes(server, found, tied=True)
     chosen: tuple[Snapshot, InstallCheck] | None = None
     for candidate in AGENTS.offering(server, name):
         check = candidate.check(server, found)
@@ -315,7 +341,7 @@ def _call_attributes(
             chosen = (candidate, check)
     if chosen is None:
         return {}
-    return _codec.encode_offered(chosen[0].label, tied=False, check=chosen[1])
+    return chosen[0].attributes(server, found, tied=False)
 
 
 def _offers(owner: Any, server: CatalogKey, tool: str) -> bool:
