@@ -69,8 +69,15 @@ def as_anthropic(tools: list[types.Tool]) -> list[dict[str, Any]]:
 async def openai_turn(
     model: ScriptedModel, agent: str, tools: list[types.Tool], *, stream: bool = False
 ) -> tuple[str, dict[str, Any]]:
-    """One model turn of ``agent`` (its own task): the tool call the model answered with."""
-    client = openai.AsyncOpenAI(base_url=model.base_url(agent), api_key="k")
+    """One model turn of ``agent`` (its own task): the tool call the model answered with. The
+    client is closed in the test's own event loop."""
+    async with openai.AsyncOpenAI(base_url=model.base_url(agent), api_key="k") as client:
+        return await _openai_turn(client, tools, stream=stream)
+
+
+async def _openai_turn(
+    client: openai.AsyncOpenAI, tools: list[types.Tool], *, stream: bool
+) -> tuple[str, dict[str, Any]]:
     messages: Any = [{"role": "user", "content": "go"}]
     if not stream:
         answer = await client.chat.completions.create(
@@ -92,11 +99,12 @@ async def openai_turn(
 async def anthropic_turn(
     model: ScriptedModel, agent: str, tools: list[types.Tool]
 ) -> tuple[str, dict[str, Any]]:
-    client = anthropic.AsyncAnthropic(base_url=model.base_url(agent, anthropic=True), api_key="k")
-    answer = await client.messages.create(
-        model="m", max_tokens=10, messages=[{"role": "user", "content": "go"}],
-        tools=as_anthropic(tools),  # type: ignore[arg-type]
-    )  # fmt: skip
+    url = model.base_url(agent, anthropic=True)
+    async with anthropic.AsyncAnthropic(base_url=url, api_key="k") as client:
+        answer = await client.messages.create(
+            model="m", max_tokens=10, messages=[{"role": "user", "content": "go"}],
+            tools=as_anthropic(tools),  # type: ignore[arg-type]
+        )  # fmt: skip
     block = answer.content[0]
     assert block.type == "tool_use"
     return block.name, dict(block.input)  # type: ignore[arg-type]
