@@ -153,6 +153,26 @@ CATALOG_CLIENT_TOOL_COUNT: Final = "mcp_health.catalog.client_tool_count"
 CATALOG_INSTALL_CHANGED: Final = "mcp_health.catalog.install.changed_tools"
 CATALOG_INSTALL_UNLISTED: Final = "mcp_health.catalog.install.unlisted_tools"
 
+# ``tools/call`` spans: the agent whose model request offered the called tool
+# (docs/model.md#agents). An agent label is ``<api>/<slot>`` (e.g. ``openai.chat/0``): the LLM
+# API and a small reused integer, so its distinct values stay bounded.
+AGENT_LABEL: Final = "mcp_health.agent.label"
+#: ``true`` when the call ran in the context of that agent's latest model request; ``false``
+#: when it could not be tied to one agent and was judged against every agent offering the tool.
+AGENT_TIED: Final = "mcp_health.agent.tied"
+#: What that agent's model was offered from the call's server, compared tool by tool with the
+#: server's latest complete discovery (digest and size below): how many of its MCP tools were
+#: offered, the offered tools whose definition differs (and the member names that differ, e.g.
+#: ``description``), those the discovery does not list (names only, at most 16 each), and
+#: whether the offered set is exactly an earlier complete discovery's catalog.
+OFFERED_TOOL_COUNT: Final = "mcp_health.offered.tool_count"
+OFFERED_DISCOVERED_TOOL_COUNT: Final = "mcp_health.offered.discovered_tool_count"
+OFFERED_DISCOVERY_DIGEST: Final = "mcp_health.offered.discovery_digest"
+OFFERED_CHANGED: Final = "mcp_health.offered.changed_tools"
+OFFERED_UNLISTED: Final = "mcp_health.offered.unlisted_tools"
+OFFERED_CHANGED_MEMBERS: Final = "mcp_health.offered.changed_members"
+OFFERED_EARLIER_CATALOG: Final = "mcp_health.offered.earlier_catalog"
+
 # ``tools/call`` spans: per-layer evidence
 TRANSPORT_OUTCOME: Final = "mcp_health.transport.outcome"
 TRANSPORT_REQUEST_WRITTEN: Final = "mcp_health.transport.request_written"
@@ -253,6 +273,10 @@ CHANNEL_OPEN: Final = "mcp_health.channel.open"
 CATALOG_VERDICT: Final = "mcp_health.catalog.verdict"
 CATALOG_REASON: Final = "mcp_health.catalog.reason"
 CATALOG_MAX_AGE_S: Final = "mcp_health.catalog.max_age_s"
+#: ``registered`` on a call judged on its agent's model request (``client_source =
+#: model_request``) whose session also has a reported install that reads otherwise: the model
+#: request won (docs/model.md#agents).
+CATALOG_OVERRULED_SOURCE: Final = "mcp_health.catalog.overruled_source"
 #: ``true`` on a call whose session made no discovery of its own: judged against the last
 #: complete discovery of the same server in this process (docs/model.md#scope).
 CATALOG_INHERITED: Final = "mcp_health.catalog.inherited"

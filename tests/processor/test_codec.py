@@ -224,6 +224,29 @@ def test_an_install_comparison_round_trips(check: InstallCheck) -> None:
     assert _codec.decode_install_check(_codec.encode_install_check(check)) == check
 
 
+@given(
+    st.builds(
+        InstallCheck,
+        installed=st.integers(0, 10_000),
+        discovered=st.integers(0, 10_000),
+        changed=_NAMES,
+        unlisted=_NAMES,
+        discovery_digest=st.none() | _TEXT,
+        changed_members=_NAMES,
+        earlier_catalog=st.booleans(),
+    ),
+    st.booleans(),
+)
+def test_an_offered_check_round_trips(check: InstallCheck, tied: bool) -> None:
+    attrs = _codec.encode_offered("openai.chat/3", tied=tied, check=check)
+    assert _codec.decode_offered(attrs) == check
+    assert (attrs[A.AGENT_LABEL], attrs[A.AGENT_TIED]) == ("openai.chat/3", tied)
+
+
+def test_a_call_without_an_agent_decodes_no_offered_check() -> None:
+    assert _codec.decode_offered(_codec.encode_digest("sha256:x", None, of="client")) is None
+
+
 def test_an_install_compared_with_nothing_decodes_as_none() -> None:
     assert _codec.decode_install_check(_codec.encode_digest("sha256:x", None, of="client")) is None
 

@@ -1,4 +1,5 @@
-"""A scripted LLM API on 127.0.0.1: OpenAI Chat Completions and Responses, Anthropic Messages.
+"""A scripted LLM API on 127.0.0.1: OpenAI Chat Completions and Responses, Anthropic Messages,
+Google GenAI (Gemini) and Amazon Bedrock Converse (:mod:`tests.support.scripted_gemini_bedrock`).
 
 Agent frameworks run through their real model clients against it (``base_url`` pointing here), so
 what the product reads is the request the model client really sends. Each agent gets its own path
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +26,11 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support import scripted_gemini_bedrock as gemini_bedrock
+
+#: The creation time every answer carries: answers are deterministic (a request's answer depends
+#: only on its body and its number on the endpoint), so results compare equal across runs.
+CREATED = 1_767_225_600
 #: Separators frameworks put between a prefix and a tool name.
 _SEPARATORS = ("-", "_", ".", ":", "__")
 
@@ -35,13 +40,17 @@ class Request:
     """One request the scripted API received."""
 
     agent: str
-    api: str  # "chat", "responses" or "anthropic"
+    api: str  # "chat", "responses", "anthropic", "gemini" or "bedrock"
     body: bytes
     json: dict[str, Any]
+    #: The request's HTTP headers, names lower-cased.
+    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def offered(self) -> list[str]:
         """The tool names the request offered, in order (any API's shape)."""
+        if self.api in ("gemini", "bedrock"):
+            return gemini_bedrock.offered(self.api, self.json)
         names = []
         for tool in self.json.get("tools") or []:
             if not isinstance(tool, dict):
@@ -65,6 +74,7 @@ class Request:
 @dataclass
 class _Agent:
     script: deque[tuple[str, dict[str, Any]]] = field(default_factory=deque)
+    failures: deque[int] = field(default_factory=deque)
 
 
 class ScriptedModel:
@@ -86,16 +96,32 @@ class ScriptedModel:
         with self._lock:
             self._agents.setdefault(agent, _Agent()).script.extend(calls)
 
+    def fail(self, agent: str, *statuses: int) -> None:
+        """Answer ``agent``'s next requests with these HTTP error statuses, one each (recorded
+        all the same; ``retry-after-ms: 1`` lets a client retry at once)."""
+        with self._lock:
+            self._agents.setdefault(agent, _Agent()).failures.extend(statuses)
+
+    def failure(self, agent: str) -> int | None:
+        """The error status ``agent``'s current request is answered with, if any."""
+        with self._lock:
+            failures = self._agents.setdefault(agent, _Agent()).failures
+            return failures.popleft() if failures else None
+
     def of(self, agent: str) -> list[Request]:
         """The requests ``agent`` sent, in order."""
         return [r for r in self.requests if r.agent == agent]
 
     # -- answering -----------------------------------------------------------------------------
-    def answer(self, agent: str, api: str, body: bytes) -> tuple[Request, tuple[str, str] | None]:
+    def answer(
+        self, agent: str, api: str, body: bytes, headers: dict[str, str] | None = None
+    ) -> tuple[Request, tuple[str, str] | None]:
         """Record the request and choose its answer: (offered tool name, arguments JSON), or
         ``None`` for the text ``done``."""
         parsed = json.loads(body) if body else {}
-        request = Request(agent, api, body, parsed if isinstance(parsed, dict) else {})
+        request = Request(
+            agent, api, body, parsed if isinstance(parsed, dict) else {}, headers or {}
+        )
         with self._lock:
             self.requests.append(request)
             queue = self._agents.setdefault(agent, _Agent()).script
@@ -117,6 +143,8 @@ def _offered_name(offered: list[str], name: str) -> str:
 
 def _ends_in_result(api: str, body: dict[str, Any]) -> bool:
     """Whether the conversation's last item is a tool result (the model then says ``done``)."""
+    if api in ("gemini", "bedrock"):
+        return gemini_bedrock.ends_in_result(api, body)
     if api == "responses":
         items = body.get("input")
         last = items[-1] if isinstance(items, list) and items else None
@@ -142,7 +170,7 @@ def _chat(model: str, call: tuple[str, str] | None, n: int) -> dict[str, Any]:
              "function": {"name": call[0], "arguments": call[1]}}
         ]  # fmt: skip
     return {
-        "id": f"chatcmpl-{n}", "object": "chat.completion", "created": int(time.time()),
+        "id": f"chatcmpl-{n}", "object": "chat.completion", "created": CREATED,
         "model": model,
         "choices": [{"index": 0, "message": message,
                      "finish_reason": "tool_calls" if call else "stop"}],
@@ -152,7 +180,7 @@ def _chat(model: str, call: tuple[str, str] | None, n: int) -> dict[str, Any]:
 
 def _chat_chunks(model: str, call: tuple[str, str] | None, n: int) -> Iterator[dict[str, Any]]:
     base = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk",
-            "created": int(time.time()), "model": model}  # fmt: skip
+            "created": CREATED, "model": model}  # fmt: skip
     if call is None:
         delta: dict[str, Any] = {"role": "assistant", "content": "done"}
     else:
@@ -175,7 +203,7 @@ def _responses(model: str, call: tuple[str, str] | None, n: int) -> dict[str, An
         item = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
                 "name": call[0], "arguments": call[1], "status": "completed"}  # fmt: skip
     return {
-        "id": f"resp_{n}", "object": "response", "created_at": int(time.time()),
+        "id": f"resp_{n}", "object": "response", "created_at": CREATED,
         "status": "completed", "model": model, "output": [item], "parallel_tool_calls": True,
         "tool_choice": "auto", "tools": [], "error": None, "incomplete_details": None,
         "instructions": None, "metadata": {}, "temperature": 1.0, "top_p": 1.0,
@@ -185,9 +213,7 @@ def _responses(model: str, call: tuple[str, str] | None, n: int) -> dict[str, An
     }  # fmt: skip
 
 
-def _responses_events(
-    model: str, call: tuple[str, str] | None, n: int
-) -> Iterator[dict[str, Any]]:
+def _responses_events(model: str, call: tuple[str, str] | None, n: int) -> Iterator[dict[str, Any]]:
     done = _responses(model, call, n)
     started = {**done, "status": "in_progress", "output": []}
     item = done["output"][0]
@@ -250,12 +276,22 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             agent, route = parts[0], "/".join(parts[1:])
             api = {"v1/chat/completions": "chat", "v1/responses": "responses",
                    "v1/messages": "anthropic"}.get(route)  # fmt: skip
+            other = gemini_bedrock.route(route) if api is None else None
+            if other is not None:
+                api = other[0]
             if api is None:
                 self._send(404, {"error": {"message": f"no route {route}"}})
                 return
-            request, call = model.answer(agent, api, body)
+            status = model.failure(agent)
+            if status is not None:
+                model.answer(agent, api, body, self._headers())
+                self._send(status, {"error": {"message": "scripted failure"}})
+                return
+            request, call = model.answer(agent, api, body, self._headers())
             n, name = len(model.requests), str(request.json.get("model") or "scripted")
-            if request.json.get("stream") is True:
+            if other is not None:
+                self._raw(*gemini_bedrock.answer(api, other[1], call, n, other[2]))
+            elif request.json.get("stream") is True:
                 self._stream(api, name, call, n)
             elif api == "chat":
                 self._send(200, _chat(name, call, n))
@@ -264,10 +300,22 @@ def _handler(model: ScriptedModel) -> type[BaseHTTPRequestHandler]:
             else:
                 self._send(200, _anthropic(name, call, n))
 
+        def _headers(self) -> dict[str, str]:
+            return {name.lower(): value for name, value in self.headers.items()}
+
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            if status >= 400:
+                self.send_header("retry-after-ms", "1")
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _raw(self, content_type: str, data: bytes) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)

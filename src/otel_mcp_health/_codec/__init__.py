@@ -19,7 +19,7 @@ a call still in flight;
 (origin, place in the chain; :func:`encode_page_result`, a page as its span ends) and progress;
 :mod:`.server` what spans name of a server's identity
 (:class:`~otel_mcp_health.core.server.ServerIdentity`); :mod:`.approval` a discovery's and a
-call's approval against the approved catalog.
+call's approval against the approved catalog; :mod:`.offered` what a call's agent was offered.
 Every function here is used by the instrumentation or the processor.
 """
 
@@ -63,6 +63,7 @@ from otel_mcp_health._codec.call import (
     encode_waiting_for_user,
     has_network,
 )
+from otel_mcp_health._codec.offered import decode_offered, encode_offered
 from otel_mcp_health._codec.server import (
     UNKNOWN_SERVER,
     decode_catalog_key,
@@ -122,6 +123,7 @@ __all__ = [
     "decode_execution",
     "decode_handshake",
     "decode_install_check",
+    "decode_offered",
     "decode_origin",
     "decode_outcome",
     "decode_page",
@@ -154,6 +156,7 @@ __all__ = [
     "encode_install_check",
     "encode_missing",
     "encode_network",
+    "encode_offered",
     "encode_origin",
     "encode_outcome",
     "encode_page",

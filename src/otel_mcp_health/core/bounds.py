@@ -24,6 +24,10 @@ MAX_SERVERS: Final = 1024
 """Most servers whose discovery is remembered at once, in the instrumentation (what a session
 without a discovery of its own inherits) and in the span processor (what its sessions share);
 least recently used forgotten first."""
+MAX_AGENTS: Final = 64
+"""Most agents (docs/model.md#agents: one model's set of offered tools, labelled
+``<api>/<slot>``) the instrumentation remembers at once, least recently requesting forgotten
+first: the slots of an API's labels stay below this, so labels are bounded in cardinality too."""
 OVERFLOW: Final = "_overflow"
 """The label value every further distinct value folds into."""
 _DIGEST_CHARS: Final = 12
@@ -78,6 +82,7 @@ class LabelBudget:
 
 
 __all__ = [
+    "MAX_AGENTS",
     "MAX_LABEL_VALUES",
     "MAX_NAMES",
     "MAX_NAME_LENGTH",

@@ -175,6 +175,14 @@ class ToolIndex(Generic[K]):
         )
 
 
+def offered_as(offered_name: str, mcp_name: str) -> bool:
+    """Whether a name a model was offered (and calls by) can be the MCP tool ``mcp_name``: the
+    same name, its sanitised form, or either after a framework's prefix and a separator."""
+    if offered_name in (mcp_name, _sanitised(mcp_name)):
+        return True
+    return any(suffix in (mcp_name, _sanitised(mcp_name)) for suffix in _suffixes(offered_name))
+
+
 def compare_offered(
     offered: Mapping[str, ToolForm],
     discoveries: Sequence[Mapping[str, ToolForm]],
@@ -368,6 +376,7 @@ __all__ = [
     "ToolIndex",
     "compare_offered",
     "form_differences",
+    "offered_as",
     "offered_form",
     "reduced_schema",
     "same_form",

@@ -38,6 +38,10 @@ _logger = logging.getLogger(__name__)
 Wrapper = Callable[[Any, Any, tuple[Any, ...], dict[str, Any]], Any]
 
 
+#: The ``mcp_health.evidence.missing`` name of what a refused framework's hooks would record.
+FRAMEWORK_INSTALL = "framework_install"
+
+
 @dataclass(frozen=True, slots=True)
 class Patch:
     """One attribute to wrap: ``module`` (imported by name) and a dotted ``name`` in it.
@@ -71,6 +75,13 @@ class Framework:
     distribution: str
     supported: str
     patches: tuple[Patch, ...]
+    #: What a refusal loses, in the warning, and the ``mcp_health.evidence.missing`` name it
+    #: puts on every call (None: nothing is marked missing, as for an LLM client library whose
+    #: requests are extra evidence: without it the catalog is judged as it was before).
+    unread: str = (
+        "the tools it installs are not recorded (the catalog is judged on the discovery result)"
+    )
+    missing: str | None = FRAMEWORK_INSTALL
 
     def modules(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(patch.module for patch in self.patches))
@@ -87,13 +98,13 @@ _VERSIONS: dict[str, Version] = {}
 _REFUSED: set[str] = set()
 #: The refusals already said (distribution, version, why): kept across :func:`unwrap_hooks`.
 _SAID: set[tuple[str, str, str]] = set()
-#: The ``mcp_health.evidence.missing`` name of what a refused framework's hooks would record.
-FRAMEWORK_INSTALL = "framework_install"
 
 
 def register_hooks(frameworks: tuple[Framework, ...]) -> None:
-    """Wrap each framework's install points once its modules are imported."""
-    _ACTIVE[:] = frameworks
+    """Wrap each framework's install points once its modules are imported. Adds to what an
+    earlier call registered (the instrumentor registers the agent frameworks, then the LLM
+    client libraries); :func:`unwrap_hooks` forgets them all."""
+    _ACTIVE.extend(framework for framework in frameworks if framework not in _ACTIVE)
     for framework in frameworks:
         for module in framework.modules():
             if module in sys.modules:
@@ -154,22 +165,26 @@ def _refuse(framework: Framework, why: str) -> None:
     said = (framework.distribution, str(_VERSIONS.get(framework.distribution)), why)
     if said not in _SAID:  # instrumenting again refuses again, silently: one warning a process
         _SAID.add(said)
-        _logger.warning(
-            "otel-mcp-health: %s %s: %s; the tools it installs are not recorded (the catalog is "
-            "judged on the discovery result) and calls are never judged healthy "
-            "(mcp_health.evidence.missing: %s).",
-            *said,
-            FRAMEWORK_INSTALL,
-        )
-    _evidence_missing()
+        if framework.missing is None:
+            _logger.warning("otel-mcp-health: %s %s: %s; %s.", *said, framework.unread)
+        else:
+            _logger.warning(
+                "otel-mcp-health: %s %s: %s; %s and calls are never judged healthy "
+                "(mcp_health.evidence.missing: %s).",
+                *said,
+                framework.unread,
+                framework.missing,
+            )
+    if framework.missing is not None:
+        _evidence_missing(framework.missing)
 
 
-def _evidence_missing() -> None:
-    """Add ``framework_install`` to the evidence the active instrumentation lacks: every call
-    span from then on names it in ``mcp_health.evidence.missing``, as a missing SDK hook does."""
+def _evidence_missing(evidence: str) -> None:
+    """Add ``evidence`` to what the active instrumentation lacks: every call span from then on
+    names it in ``mcp_health.evidence.missing``, as a missing SDK hook does."""
     from otel_mcp_health.instrumentation import add_missing_evidence
 
-    add_missing_evidence(FRAMEWORK_INSTALL)
+    add_missing_evidence(evidence)
 
 
 def _supported(framework: Framework) -> bool:

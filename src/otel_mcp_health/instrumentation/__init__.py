@@ -56,7 +56,10 @@ What is recorded
   request was written, HTTP status, the ``WWW-Authenticate`` error code and required scope names,
   ``isError``, timeout and deadline, output-schema verdict, ``readOnlyHint``, and the call-time
   contract check against the last discovery (unknown tool / missing required argument *names*)
-  and, with an approved catalog, whether the called tool is approved;
+  and, with an approved catalog, whether the called tool is approved; when an agent's model
+  request offered tools of the call's server (``record_model_request``, fed by the LLM client
+  hooks), that agent's bounded label, whether the call was tied to it, and what it was offered
+  compared with the same discovery (counts, a digest, capped names: docs/model.md#agents);
 * progress notifications: one ``mcp_health.progress`` event per notification (value, total, token
   match; never the message);
 * ``notifications/tools/list_changed``: a SERVER span at its arrival;
@@ -176,6 +179,7 @@ class McpHealthInstrumentor(BaseInstrumentor):  # type: ignore[misc]  # BaseInst
         _state.TELEMETRY = None
         _outcomes.reset()
         _servers.SERVERS.clear()
+        _agents.reset()
         verifiers.uninstall_from_env()  # code registrations and other policies stay
 
 
@@ -214,6 +218,9 @@ LISTING = _state.LISTING
 #: What an LLM client hook reports each request's offered tools to
 #: (:mod:`otel_mcp_health.model_requests`). Not public API (not in ``__all__``).
 record_model_request = _agents.record_model_request
+#: What an LLM client hook reports each answer's tool calls through (the tie of a call made in
+#: another task than its model request, docs/model.md#agents). Not public API.
+answer_recorder = _agents.answer_recorder
 
 
 def add_missing_evidence(evidence: str) -> None:

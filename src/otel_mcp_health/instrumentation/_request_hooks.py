@@ -21,7 +21,7 @@ from otel_mcp_health.core.evidence import Page, ProgressEvent, ToolCallCheck
 from otel_mcp_health.core.facts import OutputSchema, SdkEntered, SdkExit, WriteStarted
 from otel_mcp_health.core.fold import Folded, Records
 from otel_mcp_health.core.reasons import Reason
-from otel_mcp_health.instrumentation import _servers, _state
+from otel_mcp_health.instrumentation import _agents, _servers, _state
 from otel_mcp_health.instrumentation._sdk import (
     HANDSHAKE_METHODS,
     HTTP_ONLY_EVIDENCE,
@@ -162,7 +162,9 @@ def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> N
     session's own, else its server's (a fresh session per call checks as one that listed).
 
     Only the tool name and the *names* of the arguments are looked at; the fact and the missing
-    property names go on the span, argument values never leave this function.
+    property names go on the span, argument values never leave this function. When an agent's
+    model request offered tools of the call's server, what that agent was offered is compared
+    with the same discovery (docs/model.md#agents).
     """
     found = _servers.discovered(state) if isinstance(name, str) else None
     if found is None and _servers.forgotten(state):
@@ -171,6 +173,8 @@ def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> N
         slot.missing = (SERVER_DISCOVERY,)
     if found is None or not isinstance(name, str):
         return
+    if _agents.AGENTS.active:  # the one check a call pays when no model request was recorded
+        slot.attributes.update(_agents.call_attributes(state, name, found, arguments))
     if found.approval is not None and (name in found.tools or found.approval.unapproved(name)):
         # Judged against the same discovery (docs/model.md#approval). A tool that discovery did
         # not list (removed, hidden, misnamed) has no definition to approve: no claim, the

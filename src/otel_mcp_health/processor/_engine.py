@@ -34,6 +34,7 @@ from otel_mcp_health.core.vocabulary import (
     TOOLS_CALL,
     TOOLS_LIST,
     CatalogVerdict,
+    ClientSource,
     Era,
     FirstFailedLayer,
     LayerStatus,
@@ -238,7 +239,7 @@ class Engine:
             session.add_finding(decoded.finding)
         # "no authorized exchange has succeeded since": a failure carries forward.
         carried = session.auth_failure if decoded.call.authorization is None else None
-        judged, summary = self._classify_call(span, attrs, session, decoded, carried)
+        judged, summary, overruled = self._classify_call(span, attrs, session, decoded, carried)
         call, result = judged.call, judged.result
         _remember_authorization(session, judged)
         # A silent call is remembered so that its reconciliation span can re-judge it.
@@ -248,6 +249,8 @@ class Engine:
         self._count_call(session, decoded, judged)
         verdicts = dict(judged.verdicts)
         verdicts.update(_verdicts.inherited_attributes(session, span.end_time))
+        if overruled:
+            verdicts[A.CATALOG_OVERRULED_SOURCE] = ClientSource.REGISTERED.value
         if summary is not None and summary.count:
             verdicts.update(_verdicts.progress_attributes(summary))
         self._open_incident(span, session, result=result, verdicts=verdicts)
@@ -260,8 +263,10 @@ class Engine:
         session: Session,
         decoded: Decoded,
         carried: AuthorizationEvidence | None,
-    ) -> tuple[Judged, ProgressSummary | None]:
-        """The call's judgement, and its progress summary when it has progress events.
+    ) -> tuple[Judged, ProgressSummary | None, bool]:
+        """The call's judgement, its progress summary when it has progress events, and whether
+        its catalog was judged on its agent's model request against a reported install that
+        reads otherwise (docs/model.md#agents: the model request wins).
 
         A finished span without progress events is outside the clocks (no live state) and has an
         empty summary: its progress evidence is built only when the judgement is not memoized.
@@ -274,14 +279,22 @@ class Engine:
         call = decoded.call if carried is None else replace(decoded.call, authorization=carried)
         facts = self._memo.handshake_facts(session)
         catalog = self._memo.catalog_result(session, now, self._max_age_s)
+        offered = None
+        if decoded.offered is not None:
+            offered = self._memo.offered_result(
+                session, catalog, decoded.offered, now, self._max_age_s
+            )
+            catalog = offered.result
         live = None if progress is None else clocks(progress).live_state
-        context = self._memo.context(session, facts, catalog, carried=carried, live=live)
+        context = self._memo.context(
+            session, facts, catalog, carried=carried, live=live, offered=offered
+        )
         judged = decoded.judged.get(context)
         if judged is None:
             progress = progress or _progress(span, attrs, events)
             outcome = judge_in_session(call, progress, handshake=facts, catalog=catalog)
             judged = self._memo.remember(decoded, context, judgement(call, outcome))
-        return judged, summary
+        return judged, summary, offered is not None and offered.overruled
 
     def _count_call(self, session: Session, decoded: Decoded, judged: Judged) -> None:
         """``mcp_health.calls`` and ``mcp_health.outcomes``, through cells kept per judgement."""

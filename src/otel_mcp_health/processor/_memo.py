@@ -16,7 +16,10 @@ cost far more than recognising a shape seen before, so the engine keeps bounded 
 * per session (:class:`SessionMemo`, held by the session but kept only here): its handshake facts,
   derived once per handshake (:meth:`CallMemo.handshake_facts`), and its catalog verdict, derived
   once per version of its evidence and side of the refresh deadline
-  (:meth:`CallMemo.catalog_result`), each with its token.
+  (:meth:`CallMemo.catalog_result`), each with its token, and per offered install check a call
+  carries (docs/model.md#agents) the catalog verdict judged on it, derived once per catalog
+  verdict of the session (:meth:`CallMemo.offered_result`), so a ``tools/call`` judged on what
+  its agent was offered costs what any other does.
 
 A memo is cleared when full; a value that cannot be hashed (a list in a hand-built span) is
 simply not memoized.
@@ -25,7 +28,7 @@ simply not memoized.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from otel_mcp_health import _codec
@@ -37,6 +40,7 @@ from otel_mcp_health.core.evidence import (
     AuthorizationEvidence,
     CallEvidence,
     HandshakeEvidence,
+    InstallCheck,
     ToolCallCheck,
 )
 from otel_mcp_health.core.server import ServerIdentity
@@ -73,6 +77,13 @@ CALL_KEYS: Final = (
     A.EVIDENCE_MISSING,
     A.CALL_APPROVAL,
     A.CALL_APPROVAL_REASON,
+    A.OFFERED_TOOL_COUNT,
+    A.OFFERED_DISCOVERED_TOOL_COUNT,
+    A.OFFERED_DISCOVERY_DIGEST,
+    A.OFFERED_CHANGED,
+    A.OFFERED_UNLISTED,
+    A.OFFERED_CHANGED_MEMBERS,
+    A.OFFERED_EARLIER_CATALOG,
     A.SERVER_ADDRESS,
     A.SERVER_PORT,
 )
@@ -90,6 +101,20 @@ MAX_JUDGEMENTS: Final = 4096
 MAX_CELLS: Final = 8
 #: Interned session facts kept at once (tokens are never reused, so clearing is always safe).
 MAX_TOKENS: Final = 4096
+#: Offered install checks whose catalog verdict one session keeps at once (cleared when full).
+MAX_OFFERED: Final = 16
+
+
+@dataclass(slots=True, frozen=True)
+class Offered:
+    """The session's catalog verdict judged on an offered install check: the session's own
+    verdict it was derived with, the verdict, its token, and whether a reported install of the
+    session reads otherwise (the model request overruled it)."""
+
+    base: CatalogResult
+    result: CatalogResult
+    token: int
+    overruled: bool
 
 
 @dataclass(slots=True, eq=False)
@@ -104,6 +129,7 @@ class SessionMemo:
     )
     facts_token: int = -1
     catalog_token: int = -1
+    offered: dict[InstallCheck, Offered] = field(default_factory=dict)
 
 
 @dataclass(slots=True, eq=False)
@@ -128,6 +154,8 @@ class Decoded:
     finding: ToolCallCheck | None
     receipt: str
     method: str
+    #: What the call's agent was offered, compared with its server's discovery (or ``None``).
+    offered: InstallCheck | None
     judged: dict[tuple[Any, ...], Judged] = field(default_factory=dict)
 
 
@@ -139,6 +167,7 @@ def decode(attrs: _codec.Attributes) -> Decoded:
         finding=_codec.decode_tool_call_check(attrs),
         receipt=receipt if isinstance(receipt, str) else "none",
         method=str(method or "none"),
+        offered=_codec.decode_offered(attrs),
     )
 
 
@@ -209,13 +238,15 @@ class CallMemo:
         *,
         carried: AuthorizationEvidence | None,
         live: LiveState | None,
+        offered: Offered | None = None,
     ) -> tuple[Any, ...]:
-        """The key of a call's judgement context (see the module docstring)."""
+        """The key of a call's judgement context (see the module docstring); ``offered``: the
+        call is judged on its agent's offered install (:meth:`offered_result`)."""
         return (
             carried,
             live,
             self.facts_token(session, facts),
-            self.catalog_token(session, catalog),
+            self.catalog_token(session, catalog) if offered is None else offered.token,
         )
 
     def facts_token(self, session: Session, facts: HandshakeFacts) -> int:
@@ -271,6 +302,36 @@ class CallMemo:
         memo.catalog = (version, session.handshake, freshness, result)
         memo.catalog_token = -1
         return result
+
+    def offered_result(
+        self,
+        session: Session,
+        base: CatalogResult,
+        check: InstallCheck,
+        now: int | None,
+        max_age_s: float,
+    ) -> Offered:
+        """The session's catalog verdict judged on ``check`` (what the call's agent was offered:
+        ``client_source = model_request``, docs/model.md#agents), derived once per ``base``
+        (:meth:`catalog_result`, a new object whenever the session's evidence changed)."""
+        memo = session.memo
+        found = memo.offered.get(check)
+        if found is not None and found.base is base:
+            return found
+        evidence = session.catalog(now, max_age_s)
+        result = classify_catalog(replace(evidence, offered=check))
+        registered = (
+            evidence.client_digest is not None
+            or evidence.client_digest_error is not None
+            or evidence.client_tools is not None
+        )
+        overruled = registered and (base.verdict, base.reason) != (result.verdict, result.reason)
+        if len(memo.offered) >= MAX_OFFERED:
+            memo.offered.clear()
+        found = memo.offered[check] = Offered(
+            base, result, self.token(("catalog", result)), overruled
+        )
+        return found
 
 
 def judgement(call: CallEvidence, outcome: SessionResult) -> Judged:

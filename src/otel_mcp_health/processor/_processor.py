@@ -38,7 +38,9 @@ On every ``tools/call`` span: ``mcp_health.verdict`` and ``mcp_health.next_actio
 contract, docs/model.md#verdicts), ``mcp_health.reason``, ``mcp_health.call.first_failed_layer``,
 ``mcp_health.call.reason``, one ``mcp_health.layer.<layer>`` per layer, the catalog verdict
 (``mcp_health.catalog.verdict``/``reason``/``digest``/``client_digest``/``client_source``/
-``max_age_s``), ``mcp_health.effect.unknown`` when a possible side effect is unreconciled,
+``max_age_s``; judged on the call's agent's model request when its span carries one, with
+``overruled_source`` when that overruled a reported install), ``mcp_health.effect.unknown``
+when a possible side effect is unreconciled,
 ``mcp_health.incident.key`` on every verdict other than ``healthy``, ``unverified`` and ``working``
 (with ``mcp_health.incident.attempt`` and, beyond the failed layer's retry budget of
 :mod:`otel_mcp_health.core.retries`, ``mcp_health.retry.over_budget``),

@@ -1,0 +1,111 @@
+"""The tie through the model's answer: a tool call the model asked for, then the MCP call.
+
+Some frameworks ask the model in one task and run the tools it asked for in another (LangGraph's
+nodes, llama-index's workflow steps), so the tool call does not run in the context of the model
+request (:mod:`._agents`'s tie). The model's answer links them instead: it names the tool to call
+and its arguments. The LLM-client hooks (:mod:`otel_mcp_health.model_requests`) hand each answer's
+tool calls to :func:`record_model_answer`, which keeps them as pending, each with the snapshot of
+the request that got the answer; a ``tools/call`` of an MCP tool that one of them names (through
+the framework's prefix, :func:`~otel_mcp_health.core.offered.offered_as`) claims it and is tied
+to that agent. Of several pending answers naming the tool, the one whose arguments are the
+call's (a digest of their canonical JSON) is claimed first, else the oldest: two agents calling
+the same tool with the same arguments at the same moment cannot be told apart, and either may
+be claimed (their offers are then compared as they are).
+
+Bounded: at most :data:`MAX_PENDING` answers are pending, the oldest forgotten first; an
+answer's arguments are kept only as a digest, and not even that past :data:`MAX_ARGUMENTS_BYTES`.
+Nothing here is exported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from otel_mcp_health.core.offered import offered_as
+from otel_mcp_health.core.server import CatalogKey
+
+#: Tool calls of answers waiting for their MCP call, at most.
+MAX_PENDING: Final = 256
+#: Arguments larger than this (their JSON) are not digested: the call is claimed by name.
+MAX_ARGUMENTS_BYTES: Final = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """One tool call a model's answer asked for: the name it used, its arguments' digest
+    (``None``: not known), and the snapshot of the request that got the answer."""
+
+    name: str
+    arguments: str | None
+    owner: Any
+
+
+class Answers:
+    """The pending tool calls of the process's model answers (oldest first, bounded)."""
+
+    def __init__(self, max_pending: int = MAX_PENDING) -> None:
+        self._pending: deque[Pending] = deque(maxlen=max_pending)
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def remember(self, owner: Any, calls: Iterable[tuple[str, str | None]]) -> None:
+        """The answer to ``owner``'s request asked for ``calls`` (name, arguments digest)."""
+        with self._lock:
+            self._pending.extend(Pending(name, digest, owner) for name, digest in calls)
+
+    def claim(self, server: CatalogKey, tool: str, arguments: str | None, offers: Any) -> Any:
+        """The snapshot of the oldest pending answer that named ``tool`` of ``server`` (with
+        these ``arguments`` first), taken off the pending ones; ``None`` when none did.
+        ``offers(owner, server, tool)`` says whether an answer's snapshot offered that tool."""
+        with self._lock:
+            named = [
+                p
+                for p in self._pending
+                if offered_as(p.name, tool) and offers(p.owner, server, tool)
+            ]
+            if not named:
+                return None
+            same = [p for p in named if arguments is not None and p.arguments == arguments]
+            chosen = (same or named)[0]
+            self._pending.remove(chosen)
+            return chosen.owner
+
+    def clear(self) -> None:
+        with self._lock:
+            self._pending.clear()
+
+
+#: The process's pending answers (cleared by ``uninstrument``).
+ANSWERS: Final = Answers()
+
+
+def arguments_digest(arguments: Any) -> str | None:
+    """A digest of tool-call arguments as canonical JSON (a JSON string is parsed first), or
+    ``None`` when they are not a JSON object or are too large to digest."""
+    if isinstance(arguments, str):
+        if len(arguments) > MAX_ARGUMENTS_BYTES:
+            return None
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return None
+    if not isinstance(arguments, Mapping):
+        return None
+    try:
+        text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if len(text) > MAX_ARGUMENTS_BYTES:
+        return None
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+__all__ = ["ANSWERS", "MAX_PENDING", "Answers", "Pending", "arguments_digest"]
