@@ -110,23 +110,30 @@ def _compared(
     return compare_tools(client_tools, tools, discovery_digest=discovered)
 
 
+def _discovered(
+    complete: Discovery | None,
+) -> tuple[str | None, str | None, tuple[JsonObject, ...] | None]:
+    """The last complete discovery's digest, or why it has none, and its tools when kept."""
+    if complete is None:
+        return None, None, None
+    tools = discovered_tools(complete)
+    if complete.digest_error is not None:
+        return None, complete.digest_error, tools
+    if complete.digest is not None:
+        return complete.digest, None, tools
+    if tools is not None:
+        digest, error = _digest_or_error(tools)
+        return digest, error, tools
+    return None, None, tools
+
+
 def derive_facts(evidence: CatalogEvidence) -> CatalogFacts:
     """Find the latest traversal and its defect, and the digests of the last complete discovery
     and of what the client exposes (by default: that discovery's result)."""
     latest = evidence.discoveries[-1] if evidence.discoveries else None
     defect = chain_defect(latest) if latest is not None else None
     complete = next((d for d in reversed(evidence.discoveries) if chain_defect(d) is None), None)
-    discovered: str | None = None
-    error: str | None = None
-    tools: tuple[JsonObject, ...] | None = None
-    if complete is not None:
-        tools = discovered_tools(complete)
-        if complete.digest_error is not None:
-            error = complete.digest_error
-        elif complete.digest is not None:
-            discovered = complete.digest
-        elif tools is not None:
-            discovered, error = _digest_or_error(tools)
+    discovered, error, tools = _discovered(complete)
     client: str | None
     install = evidence.install
     if evidence.offered is not None:
