@@ -245,6 +245,29 @@ async def test_exactly_an_earlier_catalog_after_an_added_tool_is_stale(
     assert judged(calls(verdicts)[-1])[:2] == ("converged", "ok")
 
 
+async def test_a_long_lived_session_is_judged_on_the_servers_latest_discovery(
+    verdicts: Pipeline, added: str
+) -> None:
+    """The agent's own session listed before the change and hears it; another session lists
+    again (the application re-listed elsewhere): what the model was offered is judged against
+    that latest discovery, not the session's older one (not merely ``signal_after_discovery``)."""
+    async with Client(added) as session:
+        before = list((await session.list_tools()).tools)
+        await session.call_tool("trigger_change", {})
+        now = await listed(added)  # another session
+        assert len(now) == len(before) + 1
+        record_model_request("openai.chat", offered(before))
+        await session.call_tool("create_ticket", {"title": "t"})
+        assert judged(calls(verdicts)[-1])[:3] == (
+            "stale",
+            "earlier_catalog_offered",
+            "model_request",
+        )
+        record_model_request("openai.chat", offered(now))
+        await session.call_tool("create_ticket", {"title": "t"})
+        assert judged(calls(verdicts)[-1])[:2] == ("converged", "ok")
+
+
 async def test_the_model_request_outranks_a_registered_install(
     verdicts: Pipeline, server: str
 ) -> None:

@@ -318,7 +318,7 @@ class CallMemo:
         found = memo.offered.get(check)
         if found is not None and found.base is base:
             return found
-        evidence = session.catalog(now, max_age_s)
+        evidence = session.offered_catalog(now, max_age_s)
         result = classify_catalog(replace(evidence, offered=check))
         registered = (
             evidence.client_digest is not None

@@ -29,7 +29,7 @@ findings at most, plus one of each new kind).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from otel_mcp_health import attributes as A
@@ -348,6 +348,26 @@ class Session:
             client_digest_error=client_digest_error,
             install=install,
             tool_calls=self._findings(),
+        )
+
+    def offered_catalog(self, now: int | None, max_age_s: float) -> CatalogEvidence:
+        """:meth:`catalog` for a call judged on what its agent's model was offered
+        (docs/model.md#agents): that offer was compared with the server's latest complete
+        discovery, made in any session, so when another session of the server completed a
+        discovery after this session's own, the catalog is the server's (as if inherited)."""
+        evidence = self.catalog(now, max_age_s)
+        server = self.server_catalog
+        shared = server.complete if server is not None else None
+        own = self.complete
+        if self.inherits or server is None or shared is None or shared is own:
+            return evidence
+        if own is not None and (shared.started_at or 0) <= (own.started_at or 0):
+            return evidence
+        return replace(
+            evidence,
+            list_changed=server.inherited_list_changed(),
+            discoveries=server.discoveries(),
+            tool_calls=(),  # checked against this session's older discovery: moot
         )
 
     def _findings(self) -> tuple[ToolCallCheck, ...]:
