@@ -34,8 +34,6 @@ from otel_mcp_health.instrumentation import flush_receipts
 pytestmark = pytest.mark.anyio
 
 TRANSPORTS = ["stdio", "http"]
-#: Which lower-ranked evidence the model request overruled on a call span.
-OVERRULED_SOURCE = "mcp_health.catalog.overruled_source"
 CATALOG = ["create_ticket", "fail", "trigger_change"]
 EDITABLE = [*CATALOG, "trigger_edit"]
 TICKET = ("create_ticket", {"title": "t"})
@@ -88,9 +86,17 @@ async def _ask(agent: Any, model: ScriptedModel, name: str, step: tuple[str, Any
 
 
 def judged(pipeline: Pipeline, tool: str) -> list[tuple[Any, ...]]:
-    """``tool``'s calls, in start order: (verdict, reason, catalog source, overruled source)."""
-    rows = framework_calls(pipeline, A.CATALOG_CLIENT_SOURCE, OVERRULED_SOURCE)
-    return [row[1:] for row in rows if row[0] == f"tools/call {tool}"]
+    """``tool``'s calls, in start order: (verdict, reason, catalog source, the source the model
+    request overruled, whether the call was tied to its agent)."""
+    keys = (A.CATALOG_CLIENT_SOURCE, A.CATALOG_OVERRULED_SOURCE, A.AGENT_TIED)
+    return [row[1:] for row in framework_calls(pipeline, *keys) if row[0] == f"tools/call {tool}"]
+
+
+def changes(pipeline: Pipeline, tool: str) -> list[tuple[Any, ...]]:
+    """``tool``'s calls, in start order: what the offered check found changed (tools, members)
+    and whether the model was offered exactly an earlier catalog."""
+    keys = (A.OFFERED_CHANGED, A.OFFERED_CHANGED_MEMBERS, A.OFFERED_EARLIER_CATALOG)
+    return [row[3:] for row in framework_calls(pipeline, *keys) if row[0] == f"tools/call {tool}"]
 
 
 def offered(model: ScriptedModel, name: str) -> dict[str, Any]:
@@ -120,7 +126,7 @@ async def test_offered_the_current_tools_is_healthy(
         name: {"name": name, "description": t["description"], "parameters": t["inputSchema"]}
         for name, t in mcp.items()
     }
-    assert judged(verdicts, "create_ticket") == [("healthy", "ok", "model_request", None)]
+    assert judged(verdicts, "create_ticket") == [("healthy", "ok", "model_request", None, False)]
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
@@ -128,12 +134,15 @@ async def test_offered_the_current_tools_is_healthy(
 async def test_a_kept_old_definition_is_stale_though_the_hook_saw_the_relisting(
     transport: str, verdicts: Pipeline, model: ScriptedModel
 ) -> None:
-    """After ``trigger_edit`` the application re-lists (the hook records the new definitions,
-    converged) but the agent built earlier keeps offering the old ``create_ticket``: the model
-    request wins over the hook's report, and the span says so."""
+    """The application hands its agent two of the tools; after ``trigger_edit`` it re-lists (the
+    hook records the new definitions, converged) but the agent built earlier keeps offering the
+    old ``create_ticket``: the model request wins over the hook's report, and the span says so."""
     with anyio.fail_after(120):
         async with _session(transport, "edit") as session:
-            agent = _agent(model, "a", await _tools(session))
+            chosen = [
+                t for t in await _tools(session) if t.name in ("create_ticket", "trigger_edit")
+            ]
+            agent = _agent(model, "a", chosen)
             await _ask(agent, model, "a", ("trigger_edit", {}))
             relisted = await _tools(session)
             await _ask(agent, model, "a", TICKET)
@@ -141,7 +150,10 @@ async def test_a_kept_old_definition_is_stale_though_the_hook_saw_the_relisting(
     assert [t.name for t in relisted] == EDITABLE
     assert offered(model, "a")["create_ticket"]["description"] == "Creates a ticket."
     assert judged(verdicts, "create_ticket") == [
-        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered")
+        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered", False)
+    ]
+    assert changes(verdicts, "create_ticket") == [
+        (("create_ticket",), ("description", "inputSchema"), False)
     ]
 
 
@@ -162,34 +174,46 @@ async def test_exactly_the_earlier_catalog_is_stale_when_a_tool_was_only_added(
     assert [t.name for t in relisted] == [*CATALOG, "added_tool"]
     assert model.of("a")[-1].offered == CATALOG
     assert judged(verdicts, "create_ticket") == [
-        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered")
+        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered", False)
+    ]
+    assert changes(verdicts, "create_ticket") == [(None, None, True)]
+
+
+@pytest.mark.usefixtures("create_ticket_verified")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_rebuilt_on_the_relisted_tools_is_judged_with_the_earlier_agent(
+    transport: str, verdicts: Pipeline, model: ScriptedModel
+) -> None:
+    """langgraph runs the model and the tools in tasks of their own, so a call is never tied to
+    its agent's request (``mcp_health.agent.tied = false``): it is judged against every agent
+    that offered the tool (docs/model.md#agents). An agent ran on the first listing; the server
+    changes on its own; the application re-lists and rebuilds its agent, whose model is offered
+    the new definitions, but its call still reads stale while the first agent, offered the
+    old catalog, is remembered: missing evidence is never green."""
+    with anyio.fail_after(120):
+        async with _session(transport, "edit") as session:
+            await _ask(_agent(model, "a", await _tools(session)), model, "a", TICKET)
+            await session.call_tool("trigger_edit", {})
+            await _ask(_agent(model, "b", await _tools(session)), model, "b", TICKET)
+        await _done()
+    definition = offered(model, "b")["create_ticket"]
+    assert definition["description"] == "Creates a ticket with a priority."
+    assert "priority" in definition["parameters"]["properties"]
+    assert judged(verdicts, "create_ticket") == [
+        ("healthy", "ok", "model_request", None, False),
+        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered", False),
     ]
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_rebuilt_on_the_relisted_tools_is_healthy(
-    transport: str, verdicts: Pipeline, model: ScriptedModel
-) -> None:
-    with anyio.fail_after(120):
-        async with _session(transport, "edit") as session:
-            await _ask(_agent(model, "a", await _tools(session)), model, "a", ("trigger_edit", {}))
-            await _ask(_agent(model, "a", await _tools(session)), model, "a", TICKET)
-        await _done()
-    definition = offered(model, "a")["create_ticket"]
-    assert definition["description"] == "Creates a ticket with a priority."
-    assert "priority" in definition["parameters"]["properties"]
-    assert judged(verdicts, "create_ticket") == [("healthy", "ok", "model_request", None)]
-
-
-@pytest.mark.usefixtures("create_ticket_verified")
-@pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_two_agents_sharing_the_server_each_get_their_own_verdict(
+async def test_two_agents_sharing_the_server_are_judged_together_when_untied(
     transport: str, verdicts: Pipeline, model: ScriptedModel
 ) -> None:
     """Agent ``old`` keeps the tools converted before ``trigger_edit``, agent ``new`` is built on
-    the re-listed ones; both call ``create_ticket`` on the same session, ``new`` first (so the
-    last install any hook saw is the current one)."""
+    the re-listed ones; both call ``create_ticket``, ``new`` first (so the last install any hook
+    saw is the current one). Untied (langgraph), each call is judged against both agents: the
+    ``old`` agent's offer makes both stale, never a false green."""
     with anyio.fail_after(120):
         async with _session(transport, "edit") as session:
             old = _agent(model, "old", await _tools(session))
@@ -201,7 +225,9 @@ async def test_two_agents_sharing_the_server_each_get_their_own_verdict(
     assert offered(model, "new")["create_ticket"]["description"] == (
         "Creates a ticket with a priority."
     )
-    assert judged(verdicts, "create_ticket") == [
-        ("healthy", "ok", "model_request", None),
-        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered"),
-    ]
+    stale = ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered")
+    assert judged(verdicts, "create_ticket") == [(*stale, False)] * 2
+    assert (
+        changes(verdicts, "create_ticket")
+        == [(("create_ticket",), ("description", "inputSchema"), True)] * 2
+    )
