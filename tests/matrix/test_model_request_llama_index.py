@@ -33,8 +33,6 @@ from otel_mcp_health.instrumentation import flush_receipts
 pytestmark = pytest.mark.anyio
 
 TRANSPORTS = ["stdio", "http"]
-#: Which lower-ranked evidence the model request overruled on a call span.
-OVERRULED_SOURCE = "mcp_health.catalog.overruled_source"
 CATALOG = ["create_ticket", "fail", "trigger_change"]
 EDITABLE = [*CATALOG, "trigger_edit"]
 TICKET = ("create_ticket", {"title": "t"})
@@ -47,14 +45,14 @@ def model() -> Iterator[ScriptedModel]:
 
 
 @asynccontextmanager
-async def _specs(transport: str, *flags: str) -> AsyncIterator[Callable[[], Any]]:
+async def _specs(transport: str, *flags: str) -> AsyncIterator[Callable[..., Any]]:
     """A maker of ``McpToolSpec`` s on one fresh ``changing_server.py`` (``flags``: ``edit`` to
-    list ``trigger_edit``) for the test's agents."""
+    list ``trigger_edit``) for the test's agents (keywords: the spec's options, its filters)."""
     from llama_index.tools.mcp import BasicMCPClient, McpToolSpec
 
     if transport == "http":
         with http_server(str(CHANGING_SERVER), "http", *flags) as url:
-            yield lambda: McpToolSpec(client=BasicMCPClient(url + "/mcp"))
+            yield lambda **options: McpToolSpec(client=BasicMCPClient(url + "/mcp"), **options)
         return
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
@@ -67,7 +65,7 @@ async def _specs(transport: str, *flags: str) -> AsyncIterator[Callable[[], Any]
         ClientSession(read, write) as session,
     ):
         await session.initialize()
-        yield lambda: McpToolSpec(client=session)
+        yield lambda **options: McpToolSpec(client=session, **options)
 
 
 def _agent(model: ScriptedModel, name: str, tools: list[Any]) -> Any:
@@ -86,9 +84,17 @@ async def _ask(agent: Any, model: ScriptedModel, name: str, step: tuple[str, Any
 
 
 def judged(pipeline: Pipeline, tool: str) -> list[tuple[Any, ...]]:
-    """``tool``'s calls, in start order: (verdict, reason, catalog source, overruled source)."""
-    rows = framework_calls(pipeline, A.CATALOG_CLIENT_SOURCE, OVERRULED_SOURCE)
-    return [row[1:] for row in rows if row[0] == f"tools/call {tool}"]
+    """``tool``'s calls, in start order: (verdict, reason, catalog source, the source the model
+    request overruled, whether the call was tied to its agent)."""
+    keys = (A.CATALOG_CLIENT_SOURCE, A.CATALOG_OVERRULED_SOURCE, A.AGENT_TIED)
+    return [row[1:] for row in framework_calls(pipeline, *keys) if row[0] == f"tools/call {tool}"]
+
+
+def changes(pipeline: Pipeline, tool: str) -> list[tuple[Any, ...]]:
+    """``tool``'s calls, in start order: what the offered check found changed (tools, members)
+    and whether the model was offered exactly an earlier catalog."""
+    keys = (A.OFFERED_CHANGED, A.OFFERED_CHANGED_MEMBERS, A.OFFERED_EARLIER_CATALOG)
+    return [row[3:] for row in framework_calls(pipeline, *keys) if row[0] == f"tools/call {tool}"]
 
 
 def offered(model: ScriptedModel, name: str) -> dict[str, Any]:
@@ -108,8 +114,7 @@ async def test_offered_the_current_tools_is_healthy(
 ) -> None:
     with anyio.fail_after(120):
         async with _specs(transport) as specs:
-            spec = specs()
-            await _ask(_agent(model, "a", await spec.to_tool_list_async()), model, "a", TICKET)
+            await _ask(_agent(model, "a", await specs().to_tool_list_async()), model, "a", TICKET)
         await _done()
     # the pydantic round trip: titles, empty property descriptions, no additional properties
     assert offered(model, "a")["create_ticket"] == {
@@ -123,7 +128,7 @@ async def test_offered_the_current_tools_is_healthy(
         },
         "strict": False,
     }
-    assert judged(verdicts, "create_ticket") == [("healthy", "ok", "model_request", None)]
+    assert judged(verdicts, "create_ticket") == [("healthy", "ok", "model_request", None, False)]
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
@@ -131,12 +136,13 @@ async def test_offered_the_current_tools_is_healthy(
 async def test_a_kept_old_definition_is_stale_though_the_hook_saw_the_relisting(
     transport: str, verdicts: Pipeline, model: ScriptedModel
 ) -> None:
-    """After ``trigger_edit`` the application re-lists (the hook records the new definitions,
-    converged) but the agent built earlier keeps offering the old ``create_ticket``: the model
-    request wins over the hook's report, and the span says so."""
+    """The spec keeps two tools (``allowed_tools``); after ``trigger_edit`` the application
+    re-lists (the hook records the new definitions, converged) but the agent built earlier
+    keeps offering the old ``create_ticket``: the model request wins over the hook's report,
+    and the span says so."""
     with anyio.fail_after(120):
         async with _specs(transport, "edit") as specs:
-            spec = specs()
+            spec = specs(allowed_tools=["create_ticket", "trigger_edit"])
             agent = _agent(model, "a", await spec.to_tool_list_async())
             await _ask(agent, model, "a", ("trigger_edit", {}))
             relisted = await spec.to_tool_list_async()
@@ -145,7 +151,10 @@ async def test_a_kept_old_definition_is_stale_though_the_hook_saw_the_relisting(
     assert relisted[0].metadata.description == "Creates a ticket with a priority."
     assert offered(model, "a")["create_ticket"]["description"] == "Creates a ticket."
     assert judged(verdicts, "create_ticket") == [
-        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered")
+        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered", False)
+    ]
+    assert changes(verdicts, "create_ticket") == [
+        (("create_ticket",), ("description", "inputSchema"), False)
     ]
 
 
@@ -167,25 +176,29 @@ async def test_exactly_the_earlier_catalog_is_stale_when_a_tool_was_only_added(
     assert [t.metadata.name for t in relisted] == [*CATALOG, "added_tool"]
     assert model.of("a")[-1].offered == CATALOG
     assert judged(verdicts, "create_ticket") == [
-        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered")
+        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered", False)
     ]
+    assert changes(verdicts, "create_ticket") == [(None, None, True)]
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_rebuilt_on_a_new_spec_is_healthy(
+async def test_rebuilt_on_a_new_spec_is_judged_with_the_earlier_agent(
     transport: str, verdicts: Pipeline, model: ScriptedModel
 ) -> None:
-    """The agent is rebuilt on the tools of a new ``McpToolSpec``: the model is offered the
-    edited ``create_ticket``."""
+    """``FunctionAgent`` runs the model and the tools in workflow steps of their own, so a call
+    is never tied to its agent's request (``mcp_health.agent.tied = false``): it is judged
+    against every agent that offered the tool (docs/model.md#agents). An agent ran on the first
+    listing; the server changes on its own; the application rebuilds its agent on a new spec,
+    whose model is offered the new definitions, but its call still reads stale while the first
+    agent, offered the old catalog, is remembered: missing evidence is never green."""
     with anyio.fail_after(120):
         async with _specs(transport, "edit") as specs:
-            before = await specs().to_tool_list_async()
-            await _ask(_agent(model, "a", before), model, "a", ("trigger_edit", {}))
-            after = await specs().to_tool_list_async()
-            await _ask(_agent(model, "a", after), model, "a", TICKET)
+            await _ask(_agent(model, "a", await specs().to_tool_list_async()), model, "a", TICKET)
+            await specs().client.call_tool("trigger_edit", {})
+            await _ask(_agent(model, "b", await specs().to_tool_list_async()), model, "b", TICKET)
         await _done()
-    definition = offered(model, "a")["create_ticket"]
+    definition = offered(model, "b")["create_ticket"]
     assert definition["description"] == "Creates a ticket with a priority."
     # an optional property: anyOf [type, null] with default null, as pydantic writes it
     assert definition["parameters"]["properties"]["priority"] == {
@@ -194,7 +207,10 @@ async def test_rebuilt_on_a_new_spec_is_healthy(
         "description": "",
         "title": "Priority",
     }
-    assert judged(verdicts, "create_ticket") == [("healthy", "ok", "model_request", None)]
+    assert judged(verdicts, "create_ticket") == [
+        ("healthy", "ok", "model_request", None, False),
+        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered", False),
+    ]
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
@@ -203,32 +219,34 @@ async def test_relisted_through_the_same_spec_offers_the_old_schema(
     transport: str, verdicts: Pipeline, model: ScriptedModel
 ) -> None:
     """``McpToolSpec`` caches each tool's pydantic model by tool name: re-listed through the same
-    spec, the edited ``create_ticket`` reaches the model with its new description and its old
-    parameters. The hook reports the re-listed definitions (converged); the model request says
-    the offered schema is not the server's."""
+    spec after the server changed, the edited ``create_ticket`` reaches the model with its new
+    description and its old parameters. The hook reports the re-listed definitions
+    (converged); the model request says the offered schema is not the server's."""
     with anyio.fail_after(120):
         async with _specs(transport, "edit") as specs:
             spec = specs()
-            before = await spec.to_tool_list_async()
-            await _ask(_agent(model, "a", before), model, "a", ("trigger_edit", {}))
+            await spec.to_tool_list_async()
+            await spec.client.call_tool("trigger_edit", {})
             await _ask(_agent(model, "a", await spec.to_tool_list_async()), model, "a", TICKET)
         await _done()
     definition = offered(model, "a")["create_ticket"]
     assert definition["description"] == "Creates a ticket with a priority."
     assert list(definition["parameters"]["properties"]) == ["title"]
     assert judged(verdicts, "create_ticket") == [
-        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered")
+        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered", False)
     ]
+    assert changes(verdicts, "create_ticket") == [(("create_ticket",), ("inputSchema",), False)]
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_two_agents_sharing_the_server_each_get_their_own_verdict(
+async def test_two_agents_sharing_the_server_are_judged_together_when_untied(
     transport: str, verdicts: Pipeline, model: ScriptedModel
 ) -> None:
     """Agent ``old`` keeps the tools converted before ``trigger_edit``, agent ``new`` is built on
     a new spec's; both call ``create_ticket``, ``new`` first (so the last install any hook saw
-    is the current one)."""
+    is the current one). Untied, each call is judged against both agents: the ``old`` agent's
+    offer makes both stale, never a false green."""
     with anyio.fail_after(120):
         async with _specs(transport, "edit") as specs:
             old = _agent(model, "old", await specs().to_tool_list_async())
@@ -241,7 +259,9 @@ async def test_two_agents_sharing_the_server_each_get_their_own_verdict(
     assert offered(model, "new")["create_ticket"]["description"] == (
         "Creates a ticket with a priority."
     )
-    assert judged(verdicts, "create_ticket") == [
-        ("healthy", "ok", "model_request", None),
-        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered"),
-    ]
+    stale = ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered")
+    assert judged(verdicts, "create_ticket") == [(*stale, False)] * 2
+    assert (
+        changes(verdicts, "create_ticket")
+        == [(("create_ticket",), ("description", "inputSchema"), True)] * 2
+    )
