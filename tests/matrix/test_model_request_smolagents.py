@@ -17,6 +17,7 @@ Collected where smolagents is installed (with its ``openai`` extra; mcp 1.x).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -37,8 +38,6 @@ pytestmark = [
 ]
 
 TRANSPORTS = ["stdio", "http"]
-#: Which lower-ranked evidence the model request overruled on a call span.
-OVERRULED_SOURCE = "mcp_health.catalog.overruled_source"
 CATALOG = ["create_ticket", "fail", "trigger_change"]
 EDITABLE = [*CATALOG, "trigger_edit"]
 TICKET = ("create_ticket", {"title": "t"})
@@ -100,9 +99,17 @@ async def _run(body: Callable[[], None]) -> None:
 
 
 def judged(pipeline: Pipeline, tool: str) -> list[tuple[Any, ...]]:
-    """``tool``'s calls, in start order: (verdict, reason, catalog source, overruled source)."""
-    rows = framework_calls(pipeline, A.CATALOG_CLIENT_SOURCE, OVERRULED_SOURCE)
-    return [row[1:] for row in rows if row[0] == f"tools/call {tool}"]
+    """``tool``'s calls, in start order: (verdict, reason, catalog source, the source the model
+    request overruled, whether the call was tied to its agent)."""
+    keys = (A.CATALOG_CLIENT_SOURCE, A.CATALOG_OVERRULED_SOURCE, A.AGENT_TIED)
+    return [row[1:] for row in framework_calls(pipeline, *keys) if row[0] == f"tools/call {tool}"]
+
+
+def changes(pipeline: Pipeline, tool: str) -> list[tuple[Any, ...]]:
+    """``tool``'s calls, in start order: what the offered check found changed (tools, members)
+    and whether the model was offered exactly an earlier catalog."""
+    keys = (A.OFFERED_CHANGED, A.OFFERED_CHANGED_MEMBERS, A.OFFERED_EARLIER_CATALOG)
+    return [row[3:] for row in framework_calls(pipeline, *keys) if row[0] == f"tools/call {tool}"]
 
 
 def offered(model: ScriptedModel, name: str) -> dict[str, Any]:
@@ -133,7 +140,8 @@ async def test_offered_the_current_tools_is_healthy(
         },
     }
     assert definitions["fail"]["parameters"] == {"type": "object", "properties": {}, "required": []}
-    assert judged(verdicts, "create_ticket") == [("healthy", "ok", "model_request", None)]
+    # the agent's loop runs the tool in the thread of its model request: the call is tied
+    assert judged(verdicts, "create_ticket") == [("healthy", "ok", "model_request", None, True)]
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
@@ -141,14 +149,16 @@ async def test_offered_the_current_tools_is_healthy(
 async def test_a_kept_old_definition_is_stale_though_the_hook_saw_the_relisting(
     transport: str, verdicts: Pipeline, model: ScriptedModel
 ) -> None:
-    """After ``trigger_edit`` the application re-lists (``MCPAdapt.tools()``: the hook records
-    the new definitions, converged) but the agent built earlier keeps offering the old
-    ``create_ticket``: the model request wins over the hook's report, and the span says so."""
+    """The application hands its agent two of the tools; after ``trigger_edit`` it re-lists
+    (``MCPAdapt.tools()``: the hook records the new definitions, converged) but the agent built
+    earlier keeps offering the old ``create_ticket``: the model request wins over the hook's
+    report, and the span says so."""
     relisted: list[Any] = []
 
     def body() -> None:
         with _adapt(transport, "edit") as (adapt, tools):
-            agent = _agent(model, "a", tools)
+            chosen = [t for t in tools if t.name in ("create_ticket", "trigger_edit")]
+            agent = _agent(model, "a", chosen)
             _ask(agent, model, "a", ("trigger_edit", {}))
             relisted.extend(adapt.tools())
             _ask(agent, model, "a", TICKET)
@@ -157,7 +167,10 @@ async def test_a_kept_old_definition_is_stale_though_the_hook_saw_the_relisting(
     assert [t.name for t in relisted] == EDITABLE
     assert offered(model, "a")["create_ticket"]["description"] == "Creates a ticket."
     assert judged(verdicts, "create_ticket") == [
-        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered")
+        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered", True)
+    ]
+    assert changes(verdicts, "create_ticket") == [
+        (("create_ticket",), ("description", "inputSchema"), False)
     ]
 
 
@@ -181,8 +194,9 @@ async def test_exactly_the_earlier_catalog_is_stale_when_a_tool_was_only_added(
     assert [t.name for t in relisted] == [*CATALOG, "added_tool"]
     assert model.of("a")[-1].offered == [*CATALOG, "final_answer"]
     assert judged(verdicts, "create_ticket") == [
-        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered")
+        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered", True)
     ]
+    assert changes(verdicts, "create_ticket") == [(None, None, True)]
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
@@ -190,6 +204,9 @@ async def test_exactly_the_earlier_catalog_is_stale_when_a_tool_was_only_added(
 async def test_rebuilt_on_the_relisted_tools_is_healthy(
     transport: str, verdicts: Pipeline, model: ScriptedModel
 ) -> None:
+    """The agent is rebuilt on ``MCPAdapt.tools()`` after ``trigger_edit``: its model request,
+    in the same thread, replaces what this agent was offered."""
+
     def body() -> None:
         with _adapt(transport, "edit") as (adapt, tools):
             _ask(_agent(model, "a", tools), model, "a", ("trigger_edit", {}))
@@ -200,7 +217,7 @@ async def test_rebuilt_on_the_relisted_tools_is_healthy(
     assert definition["description"] == "Creates a ticket with a priority."
     # the optional property is offered as required
     assert definition["parameters"]["required"] == ["title", "priority"]
-    assert judged(verdicts, "create_ticket") == [("healthy", "ok", "model_request", None)]
+    assert judged(verdicts, "create_ticket") == [("healthy", "ok", "model_request", None, True)]
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
@@ -208,16 +225,22 @@ async def test_rebuilt_on_the_relisted_tools_is_healthy(
 async def test_two_agents_sharing_the_server_each_get_their_own_verdict(
     transport: str, verdicts: Pipeline, model: ScriptedModel
 ) -> None:
-    """Agent ``old`` keeps the tools of the connect, agent ``new`` is built on the tools
-    re-listed after ``trigger_edit``; both call ``create_ticket``, ``new`` first (so the last
-    install the hook saw is the current one)."""
+    """Two agents, each run in a thread of its own: ``old`` keeps the tools of the connect,
+    ``new`` is built on the tools re-listed after ``trigger_edit``; both call ``create_ticket``,
+    ``new`` first (so the last install the hook saw is the current one). Each call is tied to
+    its own agent and judged on what that agent's model was offered."""
 
     def body() -> None:
-        with _adapt(transport, "edit") as (adapt, tools):
+        with (
+            _adapt(transport, "edit") as (adapt, tools),
+            ThreadPoolExecutor(1) as old_thread,
+            ThreadPoolExecutor(1) as new_thread,
+        ):
             old = _agent(model, "old", tools)
-            _ask(old, model, "old", ("trigger_edit", {}))
-            _ask(_agent(model, "new", adapt.tools()), model, "new", PRIORITY_TICKET)
-            _ask(old, model, "old", TICKET)
+            old_thread.submit(_ask, old, model, "old", ("trigger_edit", {})).result()
+            new = _agent(model, "new", adapt.tools())
+            new_thread.submit(_ask, new, model, "new", PRIORITY_TICKET).result()
+            old_thread.submit(_ask, old, model, "old", TICKET).result()
 
     await _run(body)
     assert offered(model, "old")["create_ticket"]["description"] == "Creates a ticket."
@@ -225,6 +248,13 @@ async def test_two_agents_sharing_the_server_each_get_their_own_verdict(
         "Creates a ticket with a priority."
     )
     assert judged(verdicts, "create_ticket") == [
-        ("healthy", "ok", "model_request", None),
-        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered"),
+        ("healthy", "ok", "model_request", None, True),
+        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered", True),
     ]
+    assert changes(verdicts, "create_ticket") == [
+        (None, None, False),
+        (("create_ticket",), ("description", "inputSchema"), True),
+    ]
+    # the calls in start order: old's trigger_edit, new's create_ticket, old's create_ticket
+    old_edit, new_ticket, old_ticket = [row[3] for row in framework_calls(verdicts, A.AGENT_LABEL)]
+    assert old_edit == old_ticket != new_ticket
