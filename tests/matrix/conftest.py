@@ -30,7 +30,7 @@ FRAMEWORK_TESTS = {
     "test_framework_openai_agents.py": "agents",
     "test_framework_smolagents.py": "smolagents",
     "test_framework_crewai.py": "crewai_tools",
-    "test_model_request_haystack.py": "haystack_integrations.tools.mcp",
+    "test_model_request_haystack.py": "haystack_integrations",
     "test_model_request_dspy.py": "dspy",
 }
 #: The framework modules a cell exists to run (``noxfile.py`` names them, comma-separated): never

@@ -41,6 +41,12 @@ AGENT_LABEL = "mcp_health.agent.label"
 TICKET = ("create_ticket", {"title": "t"})
 
 
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No usage telemetry from haystack."""
+    monkeypatch.setenv("HAYSTACK_TELEMETRY_ENABLED", "False")
+
+
 @pytest.fixture
 def model() -> Iterator[ScriptedModel]:
     with scripted_model() as scripted:
