@@ -154,27 +154,37 @@ async def test_offered_the_current_tools_is_healthy(
     assert str(label).startswith("openai.chat/")
 
 
+async def _change(info: Any, tool: str) -> Any:
+    """The server's catalog changes under the agent: another session (the application's own
+    toolset) calls ``tool``; the server announces it to that session, not to the agent's.
+    Then the application lists again through a fresh toolset, returned (open)."""
+    admin = _toolset(info, tool_names=[tool])
+    try:
+        await in_thread(admin.tools[0].invoke)
+    finally:
+        _close(admin)
+    return _toolset(info)
+
+
 async def test_keeping_the_old_definition_after_a_re_listing_is_stale(
     verdicts: Pipeline, model: ScriptedModel, request: pytest.FixtureRequest
 ) -> None:
-    """The server edits ``create_ticket``; the application lists it again through a fresh toolset,
-    but the agent keeps its toolset: its model is offered the old definition."""
+    """The server edits ``create_ticket``; the application lists it again, but the agent keeps
+    its toolset (``tool_names``: two of the tools): its model is offered the old definition."""
     info = _server_info("http", request)
-    old = _toolset(info)
-    agent = _agent(model, "a", old)
+    old = _toolset(info, tool_names=["create_ticket", "fail"])
     try:
-        await _run(model, "a", agent, ("trigger_edit", {}))
-        fresh = _toolset(info)  # the re-listing: the edited definition
+        fresh = await _change(info, "trigger_edit")
         try:
             edited = next(t for t in fresh.tools if t.name == "create_ticket")
             assert edited.description == "Creates a ticket with a priority."
-            await _run(model, "a", agent, TICKET)
+            await _run(model, "a", _agent(model, "a", old), TICKET)
         finally:
             _close(fresh)
     finally:
         _close(old)
     last = model.of("a")[-1]
-    assert last.offered == FIRST
+    assert last.offered == ["create_ticket", "fail"]
     assert (last.offered_tool("create_ticket") or {})["description"] == "Creates a ticket."
     assert _judged(verdicts)[-1][:3] == (
         "stale_catalog",
@@ -183,20 +193,20 @@ async def test_keeping_the_old_definition_after_a_re_listing_is_stale(
     )
 
 
-async def test_offered_exactly_the_earlier_catalog_after_an_added_tool_is_stale(
-    verdicts: Pipeline, model: ScriptedModel, request: pytest.FixtureRequest
+@pytest.mark.parametrize("change", ["trigger_edit", "trigger_change"])
+async def test_offered_exactly_the_earlier_catalog_is_stale(
+    change: str, verdicts: Pipeline, model: ScriptedModel, request: pytest.FixtureRequest
 ) -> None:
-    """The server only adds ``added_tool``; the re-listing has it, the agent's model is offered
-    exactly the catalog of the first listing (a subset of the new one, yet the old catalog)."""
+    """The server edits ``create_ticket`` or only adds ``added_tool``; the re-listing has the
+    change, the agent's model is offered exactly the catalog of the first listing (after an
+    added tool, a subset of the new one, yet the old catalog)."""
     info = _server_info("http", request)
     old = _toolset(info)
-    agent = _agent(model, "a", old)
     try:
-        await _run(model, "a", agent, ("trigger_change", {}))
-        fresh = _toolset(info)
+        fresh = await _change(info, change)
         try:
-            assert "added_tool" in {t.name for t in fresh.tools}
-            await _run(model, "a", agent, TICKET)
+            assert len(fresh.tools) == len(FIRST) + (change == "trigger_change")
+            await _run(model, "a", _agent(model, "a", old), TICKET)
         finally:
             _close(fresh)
     finally:
@@ -243,13 +253,11 @@ async def test_two_agents_sharing_a_server_each_get_their_own_verdict(
     re-listing; both call ``create_ticket`` on the same server, ``a`` first, then ``b``, then
     ``a`` again: each call reads its own agent's catalog, whatever the other agent holds."""
     info = _server_info("http", request)
-    old = _toolset(info)
-    agent_a = _agent(model, "a", old)
+    old = _toolset(info, tool_names=["create_ticket", "fail"])
     try:
-        await _run(model, "a", agent_a, ("trigger_edit", {}))
-        fresh = _toolset(info)
+        fresh = await _change(info, "trigger_edit")
         try:
-            agent_b = _agent(model, "b", fresh)
+            agent_a, agent_b = _agent(model, "a", old), _agent(model, "b", fresh)
             await _run(model, "a", agent_a, TICKET)
             await _run(model, "b", agent_b, TICKET)
             await _run(model, "a", agent_a, TICKET)
@@ -257,6 +265,10 @@ async def test_two_agents_sharing_a_server_each_get_their_own_verdict(
             _close(fresh)
     finally:
         _close(old)
+    assert (model.of("a")[-1].offered_tool("create_ticket") or {})["description"] == (
+        "Creates a ticket."
+    )
+    assert model.of("b")[-1].offered == FIRST
     a1, b, a2 = _judged(verdicts)
     assert a1[:3] == a2[:3] == ("stale_catalog", "catalog_digest_mismatch", "model_request")
     assert b[:3] == ("healthy", "ok", "model_request")
@@ -288,7 +300,8 @@ async def test_over_stdio_the_kept_catalog_is_stale_after_the_servers_signal(
     verdicts: Pipeline, model: ScriptedModel, request: pytest.FixtureRequest
 ) -> None:
     """Over stdio nothing lists the server again (a fresh toolset would be a fresh process): the
-    agent keeps the old definition, and the server's ``list_changed`` says the catalog moved."""
+    agent keeps the old definition, and the ``list_changed`` the server sent on the agent's own
+    session says the catalog it listed is no longer the server's."""
     toolset = _toolset(_server_info("stdio", request))
     try:
         agent = _agent(model, "a", toolset)
@@ -297,5 +310,8 @@ async def test_over_stdio_the_kept_catalog_is_stale_after_the_servers_signal(
     finally:
         _close(toolset)
     assert model.of("a")[-1].offered == FIRST
-    verdict, _reason, source, _label = _judged(verdicts)[-1]
-    assert (verdict, source) == ("stale_catalog", "model_request")
+    assert _judged(verdicts)[-1][:3] == (
+        "stale_catalog",
+        "catalog_signal_after_discovery",
+        "model_request",
+    )
