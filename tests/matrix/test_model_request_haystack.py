@@ -10,8 +10,11 @@ call here is judged on the model's own request (``client_source = model_request`
 An application picks up a changed catalog the only way haystack offers: it builds a fresh
 ``MCPToolset`` (a new session, listed at ``warm_up``). Over stdio that spawns a fresh server
 process, so the scenarios about a changed catalog run over streamable HTTP, where every session
-reaches the same server (``changing_server.py http edit``); over stdio the server's own
-``list_changed`` is the only news of the change. The agent's MCP calls run on mcp-haystack's
+reaches the same server (``changing_server.py http edit``). There the catalog changes under the
+agent through another session (the application's own toolset calls the trigger), and the server
+announces it on that session only: the agent's session hears nothing, and its calls are judged on
+what its model was offered against the server's latest listing. Over stdio the ``list_changed``
+on the agent's own session is the news of the change. The agent's MCP calls run on mcp-haystack's
 background event loop, scheduled from the agent's thread: the caller's context goes with them
 (``asyncio.run_coroutine_threadsafe``), so each call is tied to the request that offered its tool.
 """
