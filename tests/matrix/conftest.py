@@ -31,10 +31,12 @@ FRAMEWORK_TESTS = {
     "test_framework_openai_agents.py": "agents",
     "test_framework_smolagents.py": "smolagents",
     "test_framework_crewai.py": "crewai_tools",
-    # the same frameworks through their real model clients (docs/model.md#agents)
+    # the frameworks through their real model clients (docs/model.md#agents)
     "test_model_request_langchain.py": "langchain_openai",
     "test_model_request_llama_index.py": "llama_index",
     "test_model_request_smolagents.py": "smolagents",
+    "test_model_request_haystack.py": "haystack_integrations",
+    "test_model_request_dspy.py": "dspy",
 }
 #: The framework modules a cell exists to run (``noxfile.py`` names them, comma-separated): never
 #: ignored, so a framework whose install broke fails the cell instead of vanishing from it.
