@@ -172,17 +172,45 @@ async def test_adapters_keeping_the_old_definition_after_a_re_listing_are_stale(
     edit_url: str,
 ) -> None:
     """``trigger_edit`` changes ``create_ticket``; the application lists again, the agent keeps
-    the adapters it was built with: its next request offers the old definition."""
+    the adapters it was built with: its next request offers the old definition. The agent has
+    two of the server's tools, so what it offers is no earlier catalog, only an old definition."""
+    from autogen_ext.tools.mcp import mcp_server_tools
+
+    params = _params(transport, edit_url)
+    async with _session(params) as session:
+        tools = await mcp_server_tools(params, session=session)
+        chosen = [tool for tool in tools if tool.name in ("create_ticket", "trigger_edit")]
+        a = agents("a", tools=chosen)
+        await _turn(model, a, "trigger_edit")
+        await mcp_server_tools(params, session=session)  # listed again, handed to no agent
+        await _turn(model, a, "create_ticket", title="t")
+    assert _offered(model, "a") == [["create_ticket", "trigger_edit"]] * 2
+    assert _ticket(model, "a")["description"] == OLD
+    assert calls(verdicts)[-1] == KEPT_DEFINITION
+    assert _sources(verdicts) == {"model_request"}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_adapters_keeping_the_whole_old_catalog_after_an_edit_offer_an_earlier_catalog(
+    transport: str,
+    verdicts: Pipeline,
+    model: ScriptedModel,
+    agents: Callable[..., Any],
+    edit_url: str,
+) -> None:
+    """The same edit with every tool of the server: the agent offers exactly the first catalog,
+    which reads as the earlier catalog (its own reason) rather than as one changed definition."""
     from autogen_ext.tools.mcp import mcp_server_tools
 
     params = _params(transport, edit_url)
     async with _session(params) as session:
         a = agents("a", tools=await mcp_server_tools(params, session=session))
         await _turn(model, a, "trigger_edit")
-        await mcp_server_tools(params, session=session)  # listed again, handed to no agent
+        await mcp_server_tools(params, session=session)
         await _turn(model, a, "create_ticket", title="t")
+    assert _offered(model, "a") == [FIRST, FIRST]
     assert _ticket(model, "a")["description"] == OLD
-    assert calls(verdicts)[-1] == KEPT_DEFINITION
+    assert calls(verdicts)[-1] == KEPT_CATALOG
     assert _sources(verdicts) == {"model_request"}
 
 
@@ -255,7 +283,7 @@ async def test_an_agent_built_on_the_new_listing_is_not_stale(
 async def _two_agents(
     model: ScriptedModel, agents: Callable[..., Any], params: Any, session: Any | None
 ) -> None:
-    """``old`` is built before ``trigger_edit`` and keeps the old definition, ``new`` on the
+    """``old`` is built before ``trigger_edit`` and keeps the old catalog, ``new`` on the
     listing after it; they then call ``create_ticket`` at once, each in its own task."""
     from autogen_ext.tools.mcp import mcp_server_tools
 
@@ -280,7 +308,7 @@ async def test_two_agents_sharing_one_session_each_get_their_own_verdict(
     params = _params(transport, edit_url)
     async with _session(params) as session:
         await _two_agents(model, agents, params, session)
-    assert sorted(calls(verdicts)[-2:]) == [HEALTHY, KEPT_DEFINITION]
+    assert sorted(calls(verdicts)[-2:]) == [HEALTHY, KEPT_CATALOG]
     assert _sources(verdicts) == {"model_request"}
 
 
@@ -291,5 +319,5 @@ async def test_two_agents_with_a_fresh_session_per_call_each_get_their_own_verdi
     to the one HTTP server, so no call's session installed anything; each call is judged by the
     request of the agent whose task made it."""
     await _two_agents(model, agents, _params("http", edit_url), None)
-    assert sorted(calls(verdicts)[-2:]) == [HEALTHY, KEPT_DEFINITION]
+    assert sorted(calls(verdicts)[-2:]) == [HEALTHY, KEPT_CATALOG]
     assert _sources(verdicts) == {"model_request"}

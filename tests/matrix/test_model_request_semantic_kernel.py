@@ -94,20 +94,26 @@ def _plugin(transport: str, url: str) -> Any:
 
 
 @pytest.fixture
-async def agents(model: ScriptedModel) -> AsyncIterator[Callable[[str, Any], Any]]:
+async def agents(model: ScriptedModel) -> AsyncIterator[Callable[..., Any]]:
     """Makes a ``ChatCompletionAgent`` on the real OpenAI connector, its base URL the scripted
-    API, given its name and plugin; closes the clients on this loop."""
+    API, given its name and plugin (``only``: the MCP tools its function choice includes);
+    closes the clients on this loop."""
     from openai import AsyncOpenAI
     from semantic_kernel.agents import ChatCompletionAgent
+    from semantic_kernel.connectors.ai.function_choice_behavior import FunctionChoiceBehavior
     from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
 
     opened: list[AsyncOpenAI] = []
 
-    def make(name: str, plugin: Any) -> Any:
+    def make(name: str, plugin: Any, only: list[str] | None = None) -> Any:
         client = AsyncOpenAI(api_key="sk-test-not-used", base_url=model.base_url(name))
         opened.append(client)
         service = OpenAIChatCompletion(ai_model_id="gpt-4o", async_client=client)
-        return ChatCompletionAgent(service=service, name=name, plugins=[plugin])
+        included = {"included_functions": [f"{PLUGIN}-{tool}" for tool in only or []]}
+        choice = FunctionChoiceBehavior.Auto(filters=included if only else None)
+        return ChatCompletionAgent(
+            service=service, name=name, plugins=[plugin], function_choice_behavior=choice
+        )
 
     yield make
     for client in opened:
@@ -146,7 +152,7 @@ async def test_offered_the_current_tools_is_healthy(
     transport: str,
     verdicts: Pipeline,
     model: ScriptedModel,
-    agents: Callable[[str, Any], Any],
+    agents: Callable[..., Any],
     edit_url: str,
 ) -> None:
     async with _plugin(transport, edit_url) as plugin:
@@ -162,18 +168,43 @@ async def test_a_kept_old_definition_after_the_plugin_re_listed_is_stale(
     transport: str,
     verdicts: Pipeline,
     model: ScriptedModel,
-    agents: Callable[[str, Any], Any],
+    agents: Callable[..., Any],
     edit_url: str,
 ) -> None:
     """``trigger_edit`` changes ``create_ticket``; the plugin re-lists, the kernel keeps the
-    function it copied: the next request offers the old definition."""
+    function it copied: the next request offers the old definition. The agent's function choice
+    includes two of the plugin's tools, so what it offers is no earlier catalog of the server,
+    only an old definition."""
+    async with _plugin(transport, edit_url) as plugin:
+        agent = agents("a", plugin, only=["create_ticket", "trigger_edit"])
+        await _turn(model, agent, "trigger_edit")
+        await plugin.reloaded()
+        await _turn(model, agent, "create_ticket", title="t")
+    assert _offered(model, "a")[-1] == ["create_ticket", "trigger_edit"]
+    assert _ticket(model, "a")["description"] == "Creates a ticket."
+    assert calls(verdicts)[-1] == KEPT_DEFINITION
+    assert _sources(verdicts) == {"model_request"}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_the_whole_old_catalog_after_an_edit_is_an_earlier_catalog(
+    transport: str,
+    verdicts: Pipeline,
+    model: ScriptedModel,
+    agents: Callable[..., Any],
+    edit_url: str,
+) -> None:
+    """The same edit with every tool of the plugin offered: the kernel offers exactly the
+    server's first catalog, which reads as the earlier catalog (its own reason) rather than as
+    one changed definition."""
     async with _plugin(transport, edit_url) as plugin:
         agent = agents("a", plugin)
         await _turn(model, agent, "trigger_edit")
         await plugin.reloaded()
         await _turn(model, agent, "create_ticket", title="t")
+    assert _offered(model, "a")[-1] == FIRST
     assert _ticket(model, "a")["description"] == "Creates a ticket."
-    assert calls(verdicts)[-1] == KEPT_DEFINITION
+    assert calls(verdicts)[-1] == KEPT_CATALOG
     assert _sources(verdicts) == {"model_request"}
 
 
@@ -182,7 +213,7 @@ async def test_exactly_the_old_catalog_after_a_tool_was_added_is_stale(
     transport: str,
     verdicts: Pipeline,
     model: ScriptedModel,
-    agents: Callable[[str, Any], Any],
+    agents: Callable[..., Any],
     edit_url: str,
 ) -> None:
     """``trigger_change`` only adds ``added_tool``; the plugin re-lists it, the kernel keeps
@@ -203,7 +234,7 @@ async def test_the_plugin_added_again_offers_the_new_tools_and_is_not_stale(
     transport: str,
     verdicts: Pipeline,
     model: ScriptedModel,
-    agents: Callable[[str, Any], Any],
+    agents: Callable[..., Any],
     edit_url: str,
 ) -> None:
     async with _plugin(transport, edit_url) as plugin:
@@ -224,11 +255,11 @@ async def test_two_agents_sharing_one_plugin_each_get_their_own_verdict(
     transport: str,
     verdicts: Pipeline,
     model: ScriptedModel,
-    agents: Callable[[str, Any], Any],
+    agents: Callable[..., Any],
     edit_url: str,
 ) -> None:
     """Two agents on one plugin (one session): ``old`` was built before ``trigger_edit`` and
-    keeps the old definition, ``new`` after the re-listing. They run at once, each in its own
+    keeps the old catalog, ``new`` after the re-listing. They run at once, each in its own
     task; each call is judged against what its own model was offered."""
     async with _plugin(transport, edit_url) as plugin:
         old = agents("old", plugin)
@@ -240,5 +271,5 @@ async def test_two_agents_sharing_one_plugin_each_get_their_own_verdict(
             group.start_soon(partial(_turn, model, new, "create_ticket", title="t"))
     assert _ticket(model, "old")["description"] == "Creates a ticket."
     assert _ticket(model, "new")["description"] == "Creates a ticket with a priority."
-    assert sorted(calls(verdicts)[-2:]) == [HEALTHY, KEPT_DEFINITION]
+    assert sorted(calls(verdicts)[-2:]) == [HEALTHY, KEPT_CATALOG]
     assert _sources(verdicts) == {"model_request"}
