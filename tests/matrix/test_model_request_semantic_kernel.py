@@ -14,7 +14,7 @@ kernel 1.45.0 on mcp 1.x, its own pin ``mcp < 2``):
 - The plugin's own ``message_handler`` awaits that re-listing inside the session's receive loop,
   so when the announcement rides a call's response (the server changed its catalog during the
   call), the re-listing waits for a response the blocked loop never reads: the agent hangs. The
-  plugin's docstring invites subclassing the handler; :class:`_Reloading` does what an
+  plugin's docstring invites subclassing the handler; :func:`_plugin`'s subclass does what an
   application has to, scheduling the re-listing instead of awaiting it.
 
 Every cell runs over stdio and streamable HTTP and asserts the verdict of each call and what
