@@ -37,6 +37,8 @@ FRAMEWORK_TESTS = {
     "test_model_request_smolagents.py": "smolagents",
     "test_model_request_haystack.py": "haystack_integrations",
     "test_model_request_dspy.py": "dspy",
+    "test_model_request_semantic_kernel.py": "semantic_kernel",
+    "test_model_request_autogen.py": "autogen_ext",
 }
 #: The framework modules a cell exists to run (``noxfile.py`` names them, comma-separated): never
 #: ignored, so a framework whose install broke fails the cell instead of vanishing from it.
