@@ -124,7 +124,7 @@ def mcp_latest_1x(session: nox.Session) -> None:
         session,
         pins,
         [*TABLES, EXAMPLES, DIFFERENTIAL],
-        ("test_langchain_default.py", "test_langchain_sse.py"),
+        ("test_langchain_default.py", "test_langchain_sse.py", "test_model_request_langchain.py"),
     )
 
 
@@ -157,18 +157,44 @@ FRAMEWORK_CELLS: dict[str, list[str]] = {
     "openai_agents": ["openai-agents == 0.24.0"],
     # it supports both SDK lines: the same module on mcp 1.x
     "openai_agents_1x": ["openai-agents == 0.24.0", "mcp < 2"],
-    "pydantic_ai": ["pydantic-ai-slim[mcp] == 2.68.0"],
+    "pydantic_ai": ["pydantic-ai-slim[mcp,openai] == 2.68.0"],
     "google_adk": ["google-adk[mcp] == 2.13.0"],
     "strands": ["strands-agents == 1.62.0"],
-    "llama_index": ["llama-index-tools-mcp == 0.6.0"],
+    "llama_index": ["llama-index-tools-mcp == 0.6.0", "llama-index-llms-openai == 0.8.3"],
     # mcpadapt imports a name only mcp 1.x has, and smolagents[mcp] does not cap mcp
-    "smolagents": ["smolagents[mcp] == 1.26.0", "mcpadapt == 0.1.19", "mcp < 2"],
+    "smolagents": ["smolagents[mcp,openai] == 1.26.0", "mcpadapt == 0.1.19", "mcp < 2"],
     "crewai": ["crewai-tools[mcp] == 1.15.30"],
+    # frameworks without a hook: only their model's requests tell what it was offered
+    # semantic-kernel requires mcp < 2; autogen's MCP tools fail to import on mcp 2.x
+    "semantic_kernel": ["semantic-kernel == 1.45.0", "mcp < 2"],
+    "autogen": ["autogen-agentchat == 0.7.5", "autogen-ext[mcp,openai] == 0.7.5", "mcp < 2"],
+    "haystack": ["haystack-ai == 3.4.1", "mcp-haystack == 2.1.1"],
+    "dspy": ["dspy == 3.4.1", "litellm == 1.110.2"],
 }
-#: The framework modules of a cell when not ``test_framework_{name}.py``.
-CELL_MODULES = {"langchain": ["test_langchain_default.py", "test_langchain_sse.py"]}
+#: The framework modules of a cell when not ``test_framework_{name}.py`` plus, where it exists,
+#: ``test_model_request_{name}.py`` (the framework through its real model client) and the
+#: hook-shape checks (``test_framework_shapes.py``, for hooked frameworks).
+CELL_MODULES = {
+    "langchain": ["test_langchain_default.py", "test_langchain_sse.py"],
+    "pydantic_ai": [
+        "test_framework_pydantic_ai.py",
+        "test_framework_pydantic_ai_wrapped.py",
+        "test_model_request_pydantic_ai.py",
+    ],
+    "semantic_kernel": ["test_model_request_semantic_kernel.py"],
+    "autogen": ["test_model_request_autogen.py"],
+    "haystack": ["test_model_request_haystack.py"],
+    "dspy": ["test_model_request_dspy.py"],
+}
+#: Frameworks with install hooks (their cells run the hook-shape checks too).
+HOOKED = {"openai_agents", "pydantic_ai", "google_adk", "strands", "llama_index", "smolagents",
+          "crewai", "langchain"}  # fmt: skip
 #: LangChain's pins as ``mcp_latest_1x`` has them (its newest cell swaps the ``==`` ones).
-LANGCHAIN_PINS = ["langchain-mcp-adapters == 0.3.2", "langgraph == 1.2.24"]
+LANGCHAIN_PINS = [
+    "langchain-mcp-adapters == 0.3.2",
+    "langgraph == 1.2.24",
+    "langchain-openai == 1.8.1",
+]
 EXAMPLE_CELLS = {"pydantic_ai", "openai_agents"}
 #: ``name[extras] == version``: a framework pin a newest cell swaps for the newest release.
 _PINNED = re.compile(r"([A-Za-z0-9._-]+)(\[[^\]]*\])? == \S+")
@@ -205,9 +231,12 @@ def newest_pins(pins: list[str]) -> list[str]:
 
 def _framework_cell(name: str, pins: list[str], *, newest: bool) -> None:
     base = name.removesuffix("_1x")
-    own = CELL_MODULES.get(base, [f"test_framework_{base}.py"])
-    # every framework cell also checks its hooks' shapes on the real classes
-    modules = [f"tests/matrix/{m}" for m in [*own, "test_framework_shapes.py"]]
+    own = CELL_MODULES.get(base) or [f"test_framework_{base}.py"]
+    if (ROOT / "tests" / "matrix" / f"test_model_request_{base}.py").exists():
+        own = list(dict.fromkeys([*own, f"test_model_request_{base}.py"]))
+    # a hooked framework's cell also checks its hooks' shapes on the real classes
+    shapes = ["test_framework_shapes.py"] if base in HOOKED else []
+    modules = [f"tests/matrix/{m}" for m in [*own, *shapes]]
     paths = [*modules, EXAMPLES] if name in EXAMPLE_CELLS else modules
 
     def cell(session: nox.Session) -> None:
