@@ -116,6 +116,10 @@ def test_descriptions_dropped_or_shortened_are_the_same() -> None:
     for older in ("Creates...", long["description"][:64]):  # too short, or no ellipsis
         offered = offered_form(_offered("t", older, TICKET["inputSchema"]))
         assert form_differences(offered, discovered) == ("description",), older
+    # a tool without a description: whatever a framework fills in (semantic-kernel: a docstring)
+    bare = tool_form({**TICKET, "description": None})
+    filled = offered_form(_offered("t", "partial(func, *args, **keywords)", TICKET["inputSchema"]))
+    assert form_differences(filled, bare) == ()
     # whitespace is collapsed on both sides (docstrings re-indented)
     spaced = offered_form(_offered("t", "  Creates   a\n ticket. ", TICKET["inputSchema"]))
     assert form_differences(spaced, tool_form(TICKET)) == ()

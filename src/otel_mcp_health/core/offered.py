@@ -108,7 +108,8 @@ def offered_form(tool: OfferedTool) -> ToolForm:
 def form_differences(offered: ToolForm, discovered: ToolForm) -> tuple[str, ...]:
     """The members in which an offered definition differs from a discovered one, as MCP names
     them (``description``, ``inputSchema``); empty when it is the same definition. An offered
-    description that is empty (a framework that drops it) or a shortened head of the discovered
+    description that is empty (a framework that drops it), any offered description of a tool
+    that has none (a framework fills one in), or a shortened head of the discovered
     one (at least :data:`MIN_SHORTENED` characters ending with an ellipsis, or :data:`MIN_CUT`
     without one) counts as the same."""
     members = []
@@ -236,9 +237,9 @@ def _suffixes(name: str) -> list[str]:
 
 # -- descriptions -----------------------------------------------------------------------------
 def _same_description(offered: ToolForm, discovered: ToolForm) -> bool:
-    if offered.description_length == 0 or offered.description_digest == (
-        discovered.description_digest
-    ):
+    if discovered.description_length == 0 or offered.description_length == 0:
+        return True  # a framework that drops descriptions, or fills in one the tool lacks
+    if offered.description_digest == discovered.description_digest:
         return True
     text = offered.description_head
     marked = text.endswith(("...", "…"))  # said to be cut short
