@@ -30,6 +30,8 @@ FRAMEWORK_TESTS = {
     "test_framework_openai_agents.py": "agents",
     "test_framework_smolagents.py": "smolagents",
     "test_framework_crewai.py": "crewai_tools",
+    "test_model_request_openai_agents.py": "agents",
+    "test_model_request_pydantic_ai.py": "pydantic_ai",
 }
 #: The framework modules a cell exists to run (``noxfile.py`` names them, comma-separated): never
 #: ignored, so a framework whose install broke fails the cell instead of vanishing from it.
