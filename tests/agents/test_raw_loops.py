@@ -42,6 +42,9 @@ from tests.support.scripted_model import ScriptedModel, scripted_model
 
 pytestmark = pytest.mark.anyio
 
+#: The agent a call was tied to (a label safe to export: ``<api>/<slot>``).
+AGENT_LABEL = "mcp_health.agent.label"
+
 TRANSPORTS = ["stdio", "http"]
 APIS = ["openai", "anthropic"]
 
@@ -104,8 +107,9 @@ class RawAgent:
 
     ``convert()`` lists the session's tools and converts them (the tutorial does it once, at
     start); ``turn(prompt)`` runs the chat loop until the model answers text, calling each tool
-    the model picks through the session. ``own`` are tools of the application's own, offered
-    beside the MCP ones."""
+    the model picks through the session. ``only``, when set, are the MCP tools it converts (an
+    application's allow-list); ``own`` are tools of the application's own, offered beside the
+    MCP ones."""
 
     def __init__(
         self, session: Any, model: ScriptedModel, name: str, api: str, *, system: str = "sys"
@@ -116,6 +120,7 @@ class RawAgent:
         self.session, self.name, self.api, self.system = session, name, api, system
         self.tools: list[dict[str, Any]] = []
         self.own: list[dict[str, Any]] = []
+        self.only: set[str] | None = None
         self.client: Any
         if api == "openai":
             self.client = openai.AsyncOpenAI(base_url=model.base_url(name), api_key="sk-test")
@@ -131,16 +136,17 @@ class RawAgent:
 
     async def convert(self) -> None:
         listed = await self.session.list_tools()
+        tools = [t for t in listed.tools if self.only is None or t.name in self.only]
         if self.api == "openai":
             self.tools = [
                 {"type": "function", "function": {
                     "name": t.name, "description": t.description, "parameters": t.input_schema}}
-                for t in listed.tools
+                for t in tools
             ]  # fmt: skip
         else:
             self.tools = [
                 {"name": t.name, "description": t.description, "input_schema": t.input_schema}
-                for t in listed.tools
+                for t in tools
             ]
         self.tools += self.own
 
@@ -226,15 +232,19 @@ async def test_a_model_offered_the_current_tools_is_healthy(
 
 # ---- (b) kept the old tools after the server changed and the loop listed again ---------------
 @pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("allowed", [False, True], ids=["every-tool", "allow-list"])
 async def test_a_kept_old_definition_is_stale(
-    api: str, server: tuple[str, str], model: ScriptedModel, verdicts: Pipeline
+    api: str, allowed: bool, server: tuple[str, str], model: ScriptedModel, verdicts: Pipeline
 ) -> None:
     """``trigger_edit`` rewrites ``create_ticket``; the loop lists again (discovery converges on
-    the new catalog) but keeps the tools it converted at start."""
+    the new catalog) but keeps the tools it converted at start. Converting every tool, the model
+    is offered exactly the earlier catalog (its own reason); converting an allow-list, it is
+    offered the old definition of one tool (``digest_mismatch``)."""
     async with (
         mcp_session(*server) as session,
         RawAgent(session, model, "a", api) as agent,
     ):
+        agent.only = {"create_ticket", "trigger_edit"} if allowed else None
         await agent.convert()
         model.script("a", ("trigger_edit", {}))
         await agent.turn("edit")
@@ -245,9 +255,8 @@ async def test_a_kept_old_definition_is_stale(
         model.script("a", ("create_ticket", {"title": "t"}))
         await agent.turn("open a ticket")
     assert offered_ticket(model, "a") == BEFORE
-    assert judged(verdicts, "create_ticket") == [
-        ("stale_catalog", "catalog_digest_mismatch", MODEL_REQUEST)
-    ]
+    reason = "catalog_digest_mismatch" if allowed else "catalog_earlier_catalog_offered"
+    assert judged(verdicts, "create_ticket") == [("stale_catalog", reason, MODEL_REQUEST)]
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -318,14 +327,14 @@ async def test_two_agents_sharing_a_session_each_get_their_own_verdict(
     assert offered_ticket(model, "old") == BEFORE
     assert offered_ticket(model, "new") == AFTER
     healthy = ("healthy", "ok", MODEL_REQUEST)
-    stale = ("stale_catalog", "catalog_digest_mismatch", MODEL_REQUEST)
+    stale = ("stale_catalog", "catalog_earlier_catalog_offered", MODEL_REQUEST)
     assert judged(verdicts, "create_ticket") == [healthy, stale, healthy, stale]
-    labels = [
-        (s.attributes or {}).get("mcp_health.agent.label")
+    # each call is tied to the request its turn sent (a turn is a task of its own)
+    tied = [
+        ((s.attributes or {}).get("mcp_health.agent.tied"), (s.attributes or {}).get(AGENT_LABEL))
         for s in verdicts.named("tools/call create_ticket")
     ]
-    assert None not in labels
-    assert len(set(labels)) == 2, labels
+    assert all(flag is True and str(label).startswith("openai.chat/") for flag, label in tied)
 
 
 # ---- privacy: nothing the model was sent leaves the process -----------------------------------

@@ -24,6 +24,7 @@ import anyio
 import pytest
 from tests.support.model_request_cells import (
     ADDED,
+    AGENT_TIED,
     DESCRIPTION_AFTER,
     DESCRIPTION_BEFORE,
     FIRST_CATALOG,
@@ -156,26 +157,36 @@ async def test_a_model_offered_the_current_tools_is_healthy(
     assert model.of("a")[0].offered == FIRST_CATALOG
     assert _ticket(model, "a") == (DESCRIPTION_BEFORE, TICKET_BEFORE)
     assert judged(verdicts, "create_ticket") == [("healthy", "ok", MODEL_REQUEST)]
-    assert OVERRULED_SOURCE not in last_call(verdicts, "create_ticket")
+    call = last_call(verdicts, "create_ticket")
+    assert OVERRULED_SOURCE not in call
+    # the call ran in the context of the request that offered it: tied to that agent
+    assert call[AGENT_TIED] is True
 
 
 # ---- (b) a cached tools list: the old catalog after the server changed ------------------------
 @pytest.mark.parametrize("api", APIS)
+@pytest.mark.parametrize("allowed", [False, True], ids=["every-tool", "tool-filter"])
 async def test_a_cached_old_definition_is_stale(
-    api: str, server: tuple[str, str], model: ScriptedModel, verdicts: Pipeline
+    api: str, allowed: bool, server: tuple[str, str], model: ScriptedModel, verdicts: Pipeline
 ) -> None:
-    """``trigger_edit`` rewrites ``create_ticket``; the cached list keeps the old one. The hook
-    reports the same old install: both agree (no overruling)."""
-    async with _mcp(*server, cache_tools_list=True) as mcp:
+    """``trigger_edit`` rewrites ``create_ticket``; the cached list keeps the old one, and the
+    hook reports that same old install. With every tool the model is offered exactly the
+    earlier catalog (its own reason), where the hook's install reads ``digest_mismatch``: the
+    request's reason wins and the span says it overruled the hook. Under a ``tool_filter`` the
+    model is offered the old definition of one tool, and both read ``digest_mismatch``."""
+    options: dict[str, Any] = {"cache_tools_list": True}
+    if allowed:
+        options["tool_filter"] = {"allowed_tool_names": ["create_ticket", "trigger_edit"]}
+    async with _mcp(*server, **options) as mcp:
         agent = _agent(model, "a", mcp, api)
         await _run(model, agent, ("trigger_edit", {}))
         await _relist(mcp)
         await _run(model, agent, TICKET)
     assert _ticket(model, "a") == (DESCRIPTION_BEFORE, TICKET_BEFORE)
-    assert judged(verdicts, "create_ticket") == [
-        ("stale_catalog", "catalog_digest_mismatch", MODEL_REQUEST)
-    ]
-    assert OVERRULED_SOURCE not in last_call(verdicts, "create_ticket")
+    reason = "catalog_digest_mismatch" if allowed else "catalog_earlier_catalog_offered"
+    assert judged(verdicts, "create_ticket") == [("stale_catalog", reason, MODEL_REQUEST)]
+    overruled = last_call(verdicts, "create_ticket").get(OVERRULED_SOURCE)
+    assert overruled == (None if allowed else "registered")
 
 
 async def test_exactly_the_earlier_catalog_is_stale_and_overrules_the_hook(
@@ -230,10 +241,11 @@ async def test_two_agents_sharing_a_server_each_get_their_own_verdict(
     ):
         old, new = _agent(model, "old", cached), _agent(model, "new", live)
         await _run(model, old, ("trigger_edit", {}))
+        await _relist(cached)  # the application lists again on the cached agent's session
         for agent in (new, old, new, old):
             await _run(model, agent, TICKET)
     assert _ticket(model, "old") == (DESCRIPTION_BEFORE, TICKET_BEFORE)
     assert _ticket(model, "new") == (DESCRIPTION_AFTER, TICKET_AFTER)
     healthy = ("healthy", "ok", MODEL_REQUEST)
-    stale = ("stale_catalog", "catalog_digest_mismatch", MODEL_REQUEST)
+    stale = ("stale_catalog", "catalog_earlier_catalog_offered", MODEL_REQUEST)
     assert judged(verdicts, "create_ticket") == [healthy, stale, healthy, stale]

@@ -23,6 +23,7 @@ import anyio
 import pytest
 from tests.support.model_request_cells import (
     ADDED,
+    AGENT_TIED,
     DESCRIPTION_AFTER,
     DESCRIPTION_BEFORE,
     FIRST_CATALOG,
@@ -146,7 +147,10 @@ async def test_a_model_offered_the_current_tools_is_healthy(
     assert _ticket(model, "a") == (DESCRIPTION_BEFORE, OFFERED_BEFORE)
     assert model.of("a")[0].offered_tool("create_ticket")["strict"] is True  # type: ignore[index]
     assert judged(verdicts, "create_ticket") == [("healthy", "ok", MODEL_REQUEST)]
-    assert OVERRULED_SOURCE not in last_call(verdicts, "create_ticket")
+    call = last_call(verdicts, "create_ticket")
+    assert OVERRULED_SOURCE not in call
+    # the call ran in the context of the request that offered it: tied to that agent
+    assert call[AGENT_TIED] is True
 
 
 # ---- (b) the old catalog after the server changed -----------------------------------------------
@@ -154,7 +158,9 @@ async def test_a_cached_old_definition_is_stale(
     server: tuple[str, str], model: ScriptedModel, verdicts: Pipeline
 ) -> None:
     """The default toolset caches its list and never hears the change (2026-07-28 era); the
-    application lists again through the toolset's client. Hook and request agree: stale."""
+    application lists again through the toolset's client. The model is offered exactly the
+    earlier catalog (its own reason) where the hook's old install reads ``digest_mismatch``:
+    the request's reason wins, and the span says it overruled the hook."""
     toolset = _toolset(*server)
     agent = _agent(model, "a", toolset)
     async with agent:
@@ -164,24 +170,27 @@ async def test_a_cached_old_definition_is_stale(
         await _run(model, agent, TICKET)
     assert _ticket(model, "a") == (DESCRIPTION_BEFORE, OFFERED_BEFORE)
     assert judged(verdicts, "create_ticket") == [
-        ("stale_catalog", "catalog_digest_mismatch", MODEL_REQUEST)
+        ("stale_catalog", "catalog_earlier_catalog_offered", MODEL_REQUEST)
     ]
-    assert OVERRULED_SOURCE not in last_call(verdicts, "create_ticket")
+    assert last_call(verdicts, "create_ticket")[OVERRULED_SOURCE] == "registered"
 
 
+@pytest.mark.parametrize("allowed", [False, True], ids=["every-tool", "filtered"])
 async def test_frozen_definitions_are_stale_where_the_hook_reports_the_new_ones(
-    server: tuple[str, str], model: ScriptedModel, verdicts: Pipeline
+    allowed: bool, server: tuple[str, str], model: ScriptedModel, verdicts: Pipeline
 ) -> None:
     """``.prepared()`` freezes the first step's definitions; the toolset lists the edited
-    ``create_ticket`` and the hook reports it (converged), the model is offered the old one."""
+    ``create_ticket`` and the hook reports it (converged), the model is offered the old one:
+    exactly the earlier catalog, or under ``.filtered()`` the old definition of one tool."""
     toolset = _toolset(*server, cache_tools=False)
+    if allowed:
+        toolset = toolset.filtered(lambda ctx, tool: tool.name in {"create_ticket", "trigger_edit"})
     agent = _agent(model, "a", _frozen(toolset))
     async with agent:
         await _run(model, agent, ("trigger_edit", {}), TICKET)
     assert _ticket(model, "a") == (DESCRIPTION_BEFORE, OFFERED_BEFORE)
-    assert judged(verdicts, "create_ticket") == [
-        ("stale_catalog", "catalog_digest_mismatch", MODEL_REQUEST)
-    ]
+    reason = "catalog_digest_mismatch" if allowed else "catalog_earlier_catalog_offered"
+    assert judged(verdicts, "create_ticket") == [("stale_catalog", reason, MODEL_REQUEST)]
     assert last_call(verdicts, "create_ticket")[OVERRULED_SOURCE] == "registered"
 
 
@@ -233,5 +242,5 @@ async def test_two_agents_sharing_a_toolset_each_get_their_own_verdict(
     assert _ticket(model, "old") == (DESCRIPTION_BEFORE, OFFERED_BEFORE)
     assert _ticket(model, "new") == (DESCRIPTION_AFTER, OFFERED_AFTER)
     healthy = ("healthy", "ok", MODEL_REQUEST)
-    stale = ("stale_catalog", "catalog_digest_mismatch", MODEL_REQUEST)
+    stale = ("stale_catalog", "catalog_earlier_catalog_offered", MODEL_REQUEST)
     assert judged(verdicts, "create_ticket") == [healthy, stale, healthy, stale]

@@ -26,6 +26,8 @@ CHANGING_EDIT = [str(CHANGING_SERVER), "stdio", "edit"]
 #: Which evidence a call's catalog was judged on, and which evidence the model's request overruled.
 OVERRULED_SOURCE = "mcp_health.catalog.overruled_source"
 MODEL_REQUEST = "model_request"
+#: Whether a call ran in the context of its agent's model request (tied to that agent).
+AGENT_TIED = "mcp_health.agent.tied"
 
 #: ``create_ticket`` as the server lists it before and after ``trigger_edit`` (wire shape).
 TICKET_BEFORE: dict[str, Any] = {
