@@ -116,15 +116,23 @@ def _hooks() -> Any:
     return Verified()
 
 
-async def _run(model: ScriptedModel, agent: Any, *calls: tuple[str, dict[str, Any]]) -> None:
-    """One ``Runner.run`` per scripted call (each in a task of its own, as served agents run)."""
+async def _run(
+    model: ScriptedModel, agent: Any, *calls: tuple[str, dict[str, Any]], streamed: bool = False
+) -> None:
+    """One ``Runner.run`` (or ``Runner.run_streamed``, its events consumed) per scripted call,
+    each in a task of its own, as served agents run."""
     from agents import Runner
 
     for call in calls:
         model.script(agent.name, call)
 
         async def once() -> None:
-            result = await Runner.run(agent, "go", hooks=_hooks())
+            if streamed:
+                result: Any = Runner.run_streamed(agent, "go", hooks=_hooks())
+                async for _event in result.stream_events():
+                    pass
+            else:
+                result = await Runner.run(agent, "go", hooks=_hooks())
             assert result.final_output == "done"
 
         with anyio.fail_after(120):
@@ -161,6 +169,25 @@ async def test_a_model_offered_the_current_tools_is_healthy(
     assert OVERRULED_SOURCE not in call
     # the call ran in the context of the request that offered it: tied to that agent
     assert call[AGENT_TIED] is True
+
+
+@pytest.mark.parametrize("api", APIS)
+async def test_a_streamed_run_is_judged_on_its_request(
+    api: str, server: tuple[str, str], model: ScriptedModel, verdicts: Pipeline
+) -> None:
+    """``Runner.run_streamed``: the model client streams (``"stream": true``); what it offered
+    is read all the same, and the call is tied to it."""
+    async with _mcp(*server, cache_tools_list=True) as mcp:
+        agent = _agent(model, "a", mcp, api)
+        await _run(model, agent, ("trigger_change", {}), streamed=True)
+        assert ADDED in await _relist(mcp)
+        await _run(model, agent, TICKET, streamed=True)
+    assert all(request.json.get("stream") is True for request in model.of("a"))
+    assert model.of("a")[-1].offered == FIRST_CATALOG
+    assert judged(verdicts, "create_ticket") == [
+        ("stale_catalog", "catalog_earlier_catalog_offered", MODEL_REQUEST)
+    ]
+    assert last_call(verdicts, "create_ticket")[AGENT_TIED] is True
 
 
 # ---- (b) a cached tools list: the old catalog after the server changed ------------------------
