@@ -276,3 +276,24 @@ async def test_two_agents_sharing_a_server_each_get_their_own_verdict(
     healthy = ("healthy", "ok", MODEL_REQUEST)
     stale = ("stale_catalog", "catalog_earlier_catalog_offered", MODEL_REQUEST)
     assert judged(verdicts, "create_ticket") == [healthy, stale, healthy, stale]
+
+
+async def test_another_sessions_discovery_makes_a_cached_agent_stale(
+    http_url: str, model: ScriptedModel, verdicts: Pipeline
+) -> None:
+    """The cached agent's own session never lists again; agent ``new``'s session to the same
+    server lists the edited catalog. What ``old`` offers is exactly the server's earlier complete
+    discovery, not its latest: stale, though its own session saw no change."""
+    async with (
+        _mcp("http", http_url, cache_tools_list=True) as cached,
+        _mcp("http", http_url) as live,
+    ):
+        old, new = _agent(model, "old", cached), _agent(model, "new", live)
+        await _run(model, old, ("trigger_edit", {}))
+        await _run(model, new, TICKET)
+        await _run(model, old, TICKET)
+    assert _ticket(model, "old") == (DESCRIPTION_BEFORE, TICKET_BEFORE)
+    assert judged(verdicts, "create_ticket") == [
+        ("healthy", "ok", MODEL_REQUEST),
+        ("stale_catalog", "catalog_earlier_catalog_offered", MODEL_REQUEST),
+    ]
