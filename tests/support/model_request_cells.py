@@ -1,6 +1,6 @@
 """What the model-request cells share: the changing server, the verdict read back, the offers.
 
-Used by ``tests/agents/test_raw_loops.py`` and ``tests/matrix/test_model_request_*.py``: agents
+Used by ``tests/agent_loops/test_raw_loops.py`` and ``tests/matrix/test_model_request_*.py``: agents
 run through their real model clients against :mod:`tests.support.scripted_model`, over MCP
 sessions to ``changing_server.py`` started with ``edit`` (``trigger_edit`` rewrites
 ``create_ticket``; ``trigger_change`` adds ``added_tool``). Each cell asserts the call's verdict,
