@@ -39,6 +39,8 @@ FRAMEWORK_TESTS = {
     "test_model_request_dspy.py": "dspy",
     "test_model_request_semantic_kernel.py": "semantic_kernel",
     "test_model_request_autogen.py": "autogen_ext",
+    "test_model_request_openai_agents.py": "agents",
+    "test_model_request_pydantic_ai.py": "pydantic_ai",
 }
 #: The framework modules a cell exists to run (``noxfile.py`` names them, comma-separated): never
 #: ignored, so a framework whose install broke fails the cell instead of vanishing from it.
