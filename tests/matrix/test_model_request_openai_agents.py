@@ -92,7 +92,6 @@ def _mcp(transport: str, url: str, **options: Any) -> Any:
 def _agent(model: ScriptedModel, name: str, mcp: Any, api: str = "chat") -> Any:
     """An ``Agent`` named ``name`` whose model client talks to the scripted API as ``name``."""
     import openai
-
     from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel
 
     client = openai.AsyncOpenAI(base_url=model.base_url(name), api_key="sk-test")
