@@ -169,7 +169,7 @@ FRAMEWORK_CELLS: dict[str, list[str]] = {
     "semantic_kernel": ["semantic-kernel == 1.45.0", "mcp < 2"],
     "autogen": ["autogen-agentchat == 0.7.5", "autogen-ext[mcp,openai] == 0.7.5", "mcp < 2"],
     "haystack": ["haystack-ai == 3.4.1", "mcp-haystack == 2.1.1"],
-    "dspy": ["dspy == 3.4.1", "litellm == 1.110.2"],
+    "dspy": ["dspy == 3.4.1", "litellm == 1.110.2", "mcp == 2.3.0"],
 }
 #: The framework modules of a cell when not ``test_framework_{name}.py`` plus, where it exists,
 #: ``test_model_request_{name}.py`` (the framework through its real model client) and the

@@ -275,7 +275,9 @@ async def test_two_agents_sharing_a_server_each_get_their_own_verdict(
     a1, b, a2 = _judged(verdicts)
     assert a1[:3] == a2[:3] == ("stale_catalog", "catalog_digest_mismatch", "model_request")
     assert b[:3] == ("healthy", "ok", "model_request")
-    assert a1[3] == a2[3] != b[3]
+    # each run of an agent is its own context here: labels tell the agents' calls apart, they
+    # are not the agent object's name (docs/model.md#agents-tie)
+    assert b[3] not in (a1[3], a2[3])
 
 
 async def test_two_agents_sharing_one_stdio_session_each_get_their_own_install(
