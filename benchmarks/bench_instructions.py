@@ -15,6 +15,14 @@ opening cancel out). ``PYTHONHASHSEED=0``. The floors: the SDK alone starting a 
 ending it through a ``SimpleSpanProcessor`` to an exporter that does nothing, with the number of
 attributes given at the start and at the end, in the ``ours-1.30`` venv. Results:
 ``benchmarks/.results/instructions.md``.
+
+Per LLM request (:data:`OFFERED_TOOLS`): what reading the tools a request offers adds
+(``otel_mcp_health.model_requests``), measured the same way (with :data:`REQUESTS_FEW` and
+:data:`REQUESTS_MANY` requests) on ``_model_request_child.py``:
+Chat Completions requests through the real OpenAI SDK answered in process, with and without the
+instrumentation, in the interpreter running this script; added = instrumented - plain.
+``python benchmarks/bench_instructions.py model-requests`` runs this case alone (results:
+``benchmarks/.results/instructions-model-requests.md``).
 """
 
 from __future__ import annotations
@@ -66,6 +74,10 @@ SPAN_SCRIPT = textwrap.dedent(
         span.end()
     """
 )
+#: Function tools offered per LLM request in the per-request case, and its request counts (an
+#: OpenAI SDK request costs tens of millions of instructions: fewer requests suffice).
+OFFERED_TOOLS = (10, 100)
+REQUESTS_FEW, REQUESTS_MANY = 5, 85
 COLLECTED = re.compile(r"Collected : (\d+)")
 #: A process's command line, given how many calls (or spans) it makes.
 Command = Callable[[int], list[str]]
@@ -112,11 +124,11 @@ def _instructions(command: list[str]) -> int:
     return int(found.group(1))
 
 
-def _per_call(make: Command) -> float:
-    """One call's instructions: (``MANY`` calls - ``FEW`` calls) / (``MANY`` - ``FEW``)."""
+def _per_call(make: Command, few: int = FEW, many: int = MANY) -> float:
+    """One call's instructions: (``many`` calls - ``few`` calls) / (``many`` - ``few``)."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        few, many = pool.map(lambda n: _instructions(make(n)), (FEW, MANY))
-    return (many - few) / (MANY - FEW)
+        counted_few, counted_many = pool.map(lambda n: _instructions(make(n)), (few, many))
+    return (counted_many - counted_few) / (many - few)
 
 
 def _child(counted: Counted) -> Command:
@@ -156,7 +168,51 @@ def _rows(counts: dict[Counted, float]) -> list[list[str]]:
     return rows
 
 
+def _model_request(mode: int, tools: int) -> Command:
+    """``mode``: 0 plain, 1 instrumented, 2 instrumented with the LLM client hooks unwrapped."""
+    child = str(HERE / "_model_request_child.py")
+    return lambda count: [sys.executable, child, str(mode), str(count), str(tools)]
+
+
+def _model_requests(report: Report) -> None:
+    """The per-LLM-request case: instructions per Chat Completions request, plain and read."""
+    rows = []
+    for tools in OFFERED_TOOLS:
+        counts = (REQUESTS_FEW, REQUESTS_MANY)
+        plain, read, unread = (_per_call(_model_request(m, tools), *counts) for m in (0, 1, 2))
+        rows.append(
+            [
+                str(tools),
+                f"{plain / 1000:,.0f} k",
+                f"{read / 1000:,.0f} k",
+                f"{(read - plain) / 1000:+,.1f} k",
+                f"{(read - unread) / 1000:+,.1f} k",
+            ]
+        )
+    report.add(
+        "",
+        "## Per LLM request (OpenAI Chat Completions, answered in process)",
+        "",
+        "What the instrumentation adds to a request the application makes through the real "
+        "OpenAI SDK, and of that what the reading itself costs (``model_requests``, the recorder "
+        "as installed): instrumented minus instrumented with the LLM client hooks unwrapped "
+        "again. The rest is the instrumented process's larger heap (the SDK, mcp and their "
+        "modules imported), which the garbage collector walks more of per request.",
+    )
+    report.table(("tools offered", "plain", "instrumented", "added", "of which the reading"), rows)
+
+
 def main() -> int:
+    if sys.argv[1:] == ["model-requests"]:
+        report = Report("Instructions per LLM request (callgrind)", "instructions-model-requests")
+        if shutil.which("valgrind") is None:
+            report.add(
+                "", "valgrind is not installed (`apt-get install valgrind`): nothing counted."
+            )
+        else:
+            _model_requests(report)
+        report.write()
+        return 0
     report = Report("Instructions per in-process `tools/call` (callgrind)", "instructions")
     if shutil.which("valgrind") is None:
         report.add("", "valgrind is not installed (`apt-get install valgrind`): nothing counted.")
@@ -183,6 +239,7 @@ def main() -> int:
         ("span", "instructions"),
         [[label, f"{value / 1000:,.0f} k"] for label, value in spans.items()],
     )
+    _model_requests(report)
     report.write()
     return 0
 

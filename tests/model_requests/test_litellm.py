@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from otel_mcp_health.core.offered import OfferedTool
 from tests.model_requests.harness import DEFINITIONS, MESSAGES, OFFERED, Drive, Recorded, compare
 from tests.support.scripted_model import ScriptedModel
 
@@ -117,3 +118,16 @@ def test_hostile_tools_never_raise(tools: Any, recorded: Recorded) -> None:
 
     compare_any(drive, recorded)
     assert all(api == "litellm" and offered == () for api, offered in recorded)
+
+
+def test_pydantic_tools_are_read_as_attributes(recorded: Recorded) -> None:
+    """LiteLLM's keyword arguments are read as given: a pydantic model is read by attribute."""
+    from tests.model_requests.test_hostile import Function, Tool, compare_any
+
+    tools = [Tool(type="function", function=Function(name="p", description="P", parameters={}))]
+
+    def drive(model: ScriptedModel) -> Any:
+        return _text(litellm.completion(**(_args(model, "openai") | {"tools": tools})))
+
+    compare_any(drive, recorded)
+    assert recorded == [("litellm", (OfferedTool("p", "P", {}),))]

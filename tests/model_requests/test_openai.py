@@ -255,3 +255,10 @@ def test_an_empty_tools_list_records_an_empty_offer(recorded: Recorded) -> None:
 
     compare(drive, recorded)
     assert recorded == [("openai.responses", ())]
+
+
+def test_the_instrumentations_own_recorder_changes_nothing() -> None:
+    """With the recorder the instrumentation installs (no substitute), the application's bytes
+    and result are the same."""
+    compare(chat_create, [])
+    compare(responses_stream_abandoned, [])

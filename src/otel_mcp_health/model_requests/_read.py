@@ -42,9 +42,9 @@ Entry = Callable[[Any], OfferedTool | None]
 def field(value: Any, key: str) -> Any:
     """``value[key]`` for a mapping, the attribute for an object (a pydantic model the library
     has not dumped yet), ``None`` when absent or unreadable. Never raises."""
+    if type(value) is dict:  # the common case, first: a plain dict's get cannot raise
+        return value.get(key)
     try:
-        if isinstance(value, dict):
-            return value.get(key)
         if isinstance(value, Mapping):
             return value.get(key)
         if isinstance(value, (str, bytes, int, float, list, tuple)) or value is None:
