@@ -169,6 +169,35 @@ async def test_two_agents_interleaved_each_claim_their_own_answer(
     }
 
 
+async def test_a_raw_response_is_read_when_the_application_parses_it(
+    verdicts: Pipeline, server: str, model: ScriptedModel
+) -> None:
+    """``with_raw_response`` (what LangChain's ``ChatOpenAI`` calls): the answer is read from
+    what ``parse()`` gives, so its tool call is tied like any other."""
+
+    async def raw_turn(agent: str, tools: list[types.Tool]) -> tuple[str, dict[str, Any]]:
+        async with openai.AsyncOpenAI(base_url=model.base_url(agent), api_key="k") as client:
+            raw = await client.chat.completions.with_raw_response.create(
+                model="m", messages=[{"role": "user", "content": "go"}], tools=as_openai(tools)
+            )
+        call = raw.parse().choices[0].message.tool_calls[0].function  # type: ignore[index, union-attr]
+        return call.name, json.loads(call.arguments)
+
+    old = await listed(server)
+    model.script("one", ("create_ticket", {"title": "one"}))
+    first = await in_task(raw_turn("one", old))
+    new = await edit(server)
+    model.script("two", ("create_ticket", {"title": "two"}))
+    second = await in_task(raw_turn("two", new))
+    await in_task(tool_turn(server, second))
+    await in_task(tool_turn(server, first))
+    rows = [dict(s.attributes or {}) for s in verdicts.named("tools/call create_ticket")]
+    assert [(r[A.CATALOG_VERDICT], r[A.REASON], r[A.AGENT_TIED]) for r in rows] == [
+        ("converged", "no_outcome_verifier", True),
+        ("stale", "catalog_earlier_catalog_offered", True),
+    ]
+
+
 async def test_a_call_nobody_asked_for_stays_untied(
     verdicts: Pipeline, server: str, model: ScriptedModel
 ) -> None:

@@ -7,12 +7,15 @@ so the server process that changes is the one every call reaches, stdio included
 converts each MCP tool once and hands the model its definition unchanged (measured below); the
 tools are bound when the graph is built, so after ``list_changed`` and a re-list (which the
 framework hook records as the install) the agent built earlier keeps offering what it converted.
-Each call is judged on what its agent's model was offered (``client_source = model_request``,
-docs/model.md#agents): healthy on the current tools; ``stale_catalog`` on a kept old definition
-(``catalog_digest_mismatch``) or exactly the old catalog after a tool was only added
-(``catalog_earlier_catalog_offered``), the hook's converged report overruled; not stale once the
-agent is rebuilt on the re-listed tools; two agents sharing the server each judged on their own
-offer. Collected where langchain-openai is installed (the LangChain cell, mcp 1.x).
+langgraph runs the model request in a task of its own, so each call is tied to its agent through
+the model's answer that asked for it (``ChatOpenAI`` asks ``with_raw_response`` and parses it;
+``mcp_health.agent.tied = true``) and judged on what that agent's model was offered
+(``client_source = model_request``, docs/model.md#agents): healthy on the current tools;
+``stale_catalog`` on a kept old definition (``catalog_digest_mismatch``) or exactly the old
+catalog after a tool was only added (``catalog_earlier_catalog_offered``), the hook's converged
+report overruled; not stale once the agent is rebuilt on the re-listed tools; two agents sharing
+the server each judged on their own offer. Collected where langchain-openai is installed (the
+LangChain cell, mcp 1.x).
 """
 
 from __future__ import annotations
@@ -126,7 +129,7 @@ async def test_offered_the_current_tools_is_healthy(
         name: {"name": name, "description": t["description"], "parameters": t["inputSchema"]}
         for name, t in mcp.items()
     }
-    assert judged(verdicts, "create_ticket") == [("healthy", "ok", "model_request", None, False)]
+    assert judged(verdicts, "create_ticket") == [("healthy", "ok", "model_request", None, True)]
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
@@ -150,7 +153,7 @@ async def test_a_kept_old_definition_is_stale_though_the_hook_saw_the_relisting(
     assert [t.name for t in relisted] == EDITABLE
     assert offered(model, "a")["create_ticket"]["description"] == "Creates a ticket."
     assert judged(verdicts, "create_ticket") == [
-        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered", False)
+        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered", True)
     ]
     assert changes(verdicts, "create_ticket") == [
         (("create_ticket",), ("description", "inputSchema"), False)
@@ -174,60 +177,64 @@ async def test_exactly_the_earlier_catalog_is_stale_when_a_tool_was_only_added(
     assert [t.name for t in relisted] == [*CATALOG, "added_tool"]
     assert model.of("a")[-1].offered == CATALOG
     assert judged(verdicts, "create_ticket") == [
-        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered", False)
+        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered", True)
     ]
     assert changes(verdicts, "create_ticket") == [(None, None, True)]
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_rebuilt_on_the_relisted_tools_is_judged_with_the_earlier_agent(
+async def test_rebuilt_on_the_relisted_tools_is_not_stale(
     transport: str, verdicts: Pipeline, model: ScriptedModel
 ) -> None:
-    """langgraph runs the model and the tools in tasks of their own, so a call is never tied to
-    its agent's request (``mcp_health.agent.tied = false``): it is judged against every agent
-    that offered the tool (docs/model.md#agents). An agent ran on the first listing; the server
-    changes on its own; the application re-lists and rebuilds its agent, whose model is offered
-    the new definitions, but its call still reads stale while the first agent, offered the
-    old catalog, is remembered: missing evidence is never green."""
+    """An agent ran on the first listing; the server changes on its own; the application re-lists
+    and rebuilds its agent, whose model is offered the new definitions. Each call is tied to its
+    own agent through the answer that asked for it, so the rebuilt agent's call is healthy though
+    the first agent, offered the old catalog, is still remembered."""
     with anyio.fail_after(120):
         async with _session(transport, "edit") as session:
             await _ask(_agent(model, "a", await _tools(session)), model, "a", TICKET)
             await session.call_tool("trigger_edit", {})
-            await _ask(_agent(model, "b", await _tools(session)), model, "b", TICKET)
+            rebuilt = _agent(model, "b", await _tools(session))
+            await _ask(rebuilt, model, "b", ("create_ticket", {"title": "b"}))
         await _done()
     definition = offered(model, "b")["create_ticket"]
     assert definition["description"] == "Creates a ticket with a priority."
     assert "priority" in definition["parameters"]["properties"]
     assert judged(verdicts, "create_ticket") == [
-        ("healthy", "ok", "model_request", None, False),
-        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered", False),
+        ("healthy", "ok", "model_request", None, True),
+        ("healthy", "ok", "model_request", None, True),
     ]
+    assert changes(verdicts, "create_ticket") == [(None, None, False)] * 2
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_two_agents_sharing_the_server_are_judged_together_when_untied(
+async def test_two_agents_sharing_the_server_are_each_judged_on_their_own_offer(
     transport: str, verdicts: Pipeline, model: ScriptedModel
 ) -> None:
     """Agent ``old`` keeps the tools converted before ``trigger_edit``, agent ``new`` is built on
-    the re-listed ones; both call ``create_ticket``, ``new`` first (so the last install any hook
-    saw is the current one). Untied (langgraph), each call is judged against both agents: the
-    ``old`` agent's offer makes both stale, never a false green."""
+    the re-listed ones; both call ``create_ticket`` (with arguments of their own, so each call
+    claims its own agent's answer), ``new`` first (so the last install any hook saw is the
+    current one). Each call is tied to its agent: ``new``'s is healthy, ``old``'s is stale,
+    offered exactly the earlier catalog."""
     with anyio.fail_after(120):
         async with _session(transport, "edit") as session:
             old = _agent(model, "old", await _tools(session))
             await _ask(old, model, "old", ("trigger_edit", {}))
-            await _ask(_agent(model, "new", await _tools(session)), model, "new", TICKET)
-            await _ask(old, model, "old", TICKET)
+            new = _agent(model, "new", await _tools(session))
+            await _ask(new, model, "new", ("create_ticket", {"title": "new"}))
+            await _ask(old, model, "old", ("create_ticket", {"title": "old"}))
         await _done()
     assert offered(model, "old")["create_ticket"]["description"] == "Creates a ticket."
     assert offered(model, "new")["create_ticket"]["description"] == (
         "Creates a ticket with a priority."
     )
-    stale = ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered")
-    assert judged(verdicts, "create_ticket") == [(*stale, False)] * 2
-    assert (
-        changes(verdicts, "create_ticket")
-        == [(("create_ticket",), ("description", "inputSchema"), True)] * 2
-    )
+    assert judged(verdicts, "create_ticket") == [
+        ("healthy", "ok", "model_request", None, True),
+        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered", True),
+    ]
+    assert changes(verdicts, "create_ticket") == [
+        (None, None, False),
+        (("create_ticket",), ("description", "inputSchema"), True),
+    ]

@@ -9,8 +9,10 @@ so a change would never outlive its call). ``to_tool_list_async`` round-trips ea
 through a pydantic model (measured below: titles, ``additionalProperties: false``, optional
 properties as ``anyOf [type, null]`` with ``default: null``); the tools are fixed in the agent,
 so after ``list_changed`` and a re-list (which the framework hook records as the install) the
-agent built earlier keeps offering what it converted. Each call is judged on what its agent's
-model was offered (``client_source = model_request``, docs/model.md#agents). Collected where
+agent built earlier keeps offering what it converted. ``FunctionAgent`` runs the model and the
+tools in workflow steps of their own, so each call is tied to its agent through the model's
+answer that asked for it (``mcp_health.agent.tied = true``) and judged on what that agent's model
+was offered (``client_source = model_request``, docs/model.md#agents). Collected where
 llama-index is installed (with llama-index-llms-openai).
 """
 
@@ -128,7 +130,7 @@ async def test_offered_the_current_tools_is_healthy(
         },
         "strict": False,
     }
-    assert judged(verdicts, "create_ticket") == [("healthy", "ok", "model_request", None, False)]
+    assert judged(verdicts, "create_ticket") == [("healthy", "ok", "model_request", None, True)]
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
@@ -151,7 +153,7 @@ async def test_a_kept_old_definition_is_stale_though_the_hook_saw_the_relisting(
     assert relisted[0].metadata.description == "Creates a ticket with a priority."
     assert offered(model, "a")["create_ticket"]["description"] == "Creates a ticket."
     assert judged(verdicts, "create_ticket") == [
-        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered", False)
+        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered", True)
     ]
     assert changes(verdicts, "create_ticket") == [
         (("create_ticket",), ("description", "inputSchema"), False)
@@ -176,27 +178,26 @@ async def test_exactly_the_earlier_catalog_is_stale_when_a_tool_was_only_added(
     assert [t.metadata.name for t in relisted] == [*CATALOG, "added_tool"]
     assert model.of("a")[-1].offered == CATALOG
     assert judged(verdicts, "create_ticket") == [
-        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered", False)
+        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered", True)
     ]
     assert changes(verdicts, "create_ticket") == [(None, None, True)]
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_rebuilt_on_a_new_spec_is_judged_with_the_earlier_agent(
+async def test_rebuilt_on_a_new_spec_is_not_stale(
     transport: str, verdicts: Pipeline, model: ScriptedModel
 ) -> None:
-    """``FunctionAgent`` runs the model and the tools in workflow steps of their own, so a call
-    is never tied to its agent's request (``mcp_health.agent.tied = false``): it is judged
-    against every agent that offered the tool (docs/model.md#agents). An agent ran on the first
-    listing; the server changes on its own; the application rebuilds its agent on a new spec,
-    whose model is offered the new definitions, but its call still reads stale while the first
-    agent, offered the old catalog, is remembered: missing evidence is never green."""
+    """An agent ran on the first listing; the server changes on its own; the application
+    rebuilds its agent on a new spec, whose model is offered the new definitions. Each call is
+    tied to its own agent through the answer that asked for it, so the rebuilt agent's call is
+    healthy though the first agent, offered the old catalog, is still remembered."""
     with anyio.fail_after(120):
         async with _specs(transport, "edit") as specs:
             await _ask(_agent(model, "a", await specs().to_tool_list_async()), model, "a", TICKET)
             await specs().client.call_tool("trigger_edit", {})
-            await _ask(_agent(model, "b", await specs().to_tool_list_async()), model, "b", TICKET)
+            rebuilt = _agent(model, "b", await specs().to_tool_list_async())
+            await _ask(rebuilt, model, "b", ("create_ticket", {"title": "b"}))
         await _done()
     definition = offered(model, "b")["create_ticket"]
     assert definition["description"] == "Creates a ticket with a priority."
@@ -208,9 +209,10 @@ async def test_rebuilt_on_a_new_spec_is_judged_with_the_earlier_agent(
         "title": "Priority",
     }
     assert judged(verdicts, "create_ticket") == [
-        ("healthy", "ok", "model_request", None, False),
-        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered", False),
+        ("healthy", "ok", "model_request", None, True),
+        ("healthy", "ok", "model_request", None, True),
     ]
+    assert changes(verdicts, "create_ticket") == [(None, None, False)] * 2
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
@@ -233,35 +235,38 @@ async def test_relisted_through_the_same_spec_offers_the_old_schema(
     assert definition["description"] == "Creates a ticket with a priority."
     assert list(definition["parameters"]["properties"]) == ["title"]
     assert judged(verdicts, "create_ticket") == [
-        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered", False)
+        ("stale_catalog", "catalog_digest_mismatch", "model_request", "registered", True)
     ]
     assert changes(verdicts, "create_ticket") == [(("create_ticket",), ("inputSchema",), False)]
 
 
 @pytest.mark.usefixtures("create_ticket_verified")
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_two_agents_sharing_the_server_are_judged_together_when_untied(
+async def test_two_agents_sharing_the_server_are_each_judged_on_their_own_offer(
     transport: str, verdicts: Pipeline, model: ScriptedModel
 ) -> None:
     """Agent ``old`` keeps the tools converted before ``trigger_edit``, agent ``new`` is built on
-    a new spec's; both call ``create_ticket``, ``new`` first (so the last install any hook saw
-    is the current one). Untied, each call is judged against both agents: the ``old`` agent's
-    offer makes both stale, never a false green."""
+    a new spec's; both call ``create_ticket`` (with arguments of their own, so each call claims
+    its own agent's answer), ``new`` first (so the last install any hook saw is the current
+    one). Each call is tied to its agent: ``new``'s is healthy, ``old``'s is stale, offered
+    exactly the earlier catalog."""
     with anyio.fail_after(120):
         async with _specs(transport, "edit") as specs:
             old = _agent(model, "old", await specs().to_tool_list_async())
             await _ask(old, model, "old", ("trigger_edit", {}))
             new = _agent(model, "new", await specs().to_tool_list_async())
-            await _ask(new, model, "new", TICKET)
-            await _ask(old, model, "old", TICKET)
+            await _ask(new, model, "new", ("create_ticket", {"title": "new"}))
+            await _ask(old, model, "old", ("create_ticket", {"title": "old"}))
         await _done()
     assert offered(model, "old")["create_ticket"]["description"] == "Creates a ticket."
     assert offered(model, "new")["create_ticket"]["description"] == (
         "Creates a ticket with a priority."
     )
-    stale = ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered")
-    assert judged(verdicts, "create_ticket") == [(*stale, False)] * 2
-    assert (
-        changes(verdicts, "create_ticket")
-        == [(("create_ticket",), ("description", "inputSchema"), True)] * 2
-    )
+    assert judged(verdicts, "create_ticket") == [
+        ("healthy", "ok", "model_request", None, True),
+        ("stale_catalog", "catalog_earlier_catalog_offered", "model_request", "registered", True),
+    ]
+    assert changes(verdicts, "create_ticket") == [
+        (None, None, False),
+        (("create_ticket",), ("description", "inputSchema"), True),
+    ]

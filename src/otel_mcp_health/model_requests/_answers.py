@@ -15,12 +15,16 @@ names and arguments of the tool calls of a model answer:
   ``response.output_item.done``, Anthropic's ``tool_use`` block and its ``input_json_delta``
   fragments); what was assembled is recorded when the stream ends, is closed or is abandoned.
 
-Other results (raw responses, other endpoints) are left alone. Reading never raises into the
-application and changes nothing it receives; the arguments become a digest in memory.
+* a raw response (``with_raw_response``, as LangChain's ``ChatOpenAI`` asks): read when the
+  application parses it, like the answer ``parse`` gives.
+
+Other results (other endpoints) are left alone. Reading never raises into the application and
+changes nothing it receives; the arguments become a digest in memory.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -144,6 +148,8 @@ def answered(result: Any, record: Any) -> None:
     at once for a parsed answer, as the application reads it for a stream. Never raises."""
     try:
         iterator = getattr(result, "_iterator", None)
+        if iterator is None and _raw_answer(result, record):
+            return
         if iterator is None:
             calls = parsed_calls(result)
             if calls:
@@ -158,6 +164,41 @@ def answered(result: Any, record: Any) -> None:
             result._iterator = _observed(iterator, assembly)  # noqa: SLF001
     except Exception:
         _logger.debug("otel-mcp-health: a model answer was not read", exc_info=True)
+
+
+def _raw_answer(result: Any, record: Any) -> bool:
+    """Whether ``result`` is a raw response (``with_raw_response``, ``with_streaming_response``:
+    the SDKs' ``LegacyAPIResponse`` / ``APIResponse`` / ``AsyncAPIResponse``, which keep their
+    parsed bodies in ``_parsed_by_type``). Its answer is read when the application parses it:
+    ``parse`` is wrapped on the instance, and the first parse into the SDK's own type is read
+    like any answer (a stream then as it is read). The application gets what ``parse`` gives."""
+    parse = getattr(result, "parse", None)
+    if not isinstance(getattr(result, "_parsed_by_type", None), dict) or not callable(parse):
+        return False
+    unread = [True]
+
+    def read(parsed: Any, kwargs: dict[str, Any]) -> None:
+        if unread[0] and kwargs.get("to") is None:
+            unread[0] = False
+            answered(parsed, record)
+
+    if inspect.iscoroutinefunction(parse):
+
+        async def parse_async(*args: Any, **kwargs: Any) -> Any:
+            parsed = await parse(*args, **kwargs)
+            read(parsed, kwargs)
+            return parsed
+
+        result.parse = parse_async
+    else:
+
+        def parse_sync(*args: Any, **kwargs: Any) -> Any:
+            parsed = parse(*args, **kwargs)
+            read(parsed, kwargs)
+            return parsed
+
+        result.parse = parse_sync
+    return True
 
 
 def _items(value: Any) -> list[Any] | tuple[Any, ...]:
