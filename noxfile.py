@@ -37,7 +37,14 @@ nox.options.envdir = os.environ.get(
     "NOX_ENVDIR",
     str(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "otel-mcp-health-nox"),
 )
-nox.options.sessions = ["mcp_oldest_1x", "mcp_latest_1x", "mcp_oldest_2x", "wrapt_1x", "otel_floor"]
+nox.options.sessions = [
+    "mcp_oldest_1x",
+    "mcp_latest_1x",
+    "mcp_oldest_2x",
+    "wrapt_1x",
+    "otel_floor",
+    "model_clients",
+]
 
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 #: The scenario tables every cell runs.
@@ -126,6 +133,22 @@ def mcp_latest_1x(session: nox.Session) -> None:
         [*TABLES, EXAMPLES, DIFFERENTIAL],
         ("test_langchain_default.py", "test_langchain_sse.py", "test_model_request_langchain.py"),
     )
+
+
+#: The LLM clients too heavy for the newest cell (OpenAI and Anthropic are there): their hooks'
+#: tests (``tests/model_requests``), each module required so a broken install fails the cell.
+MODEL_CLIENT_PINS = ["google-genai == 3.6.1", "litellm == 1.110.2", "boto3 == 1.44.18"]
+
+
+@nox.session(python=PYTHON)
+def model_clients(session: nox.Session) -> None:
+    """The hooks on Google GenAI, LiteLLM and Bedrock (boto3) against the scripted LLM API."""
+    session.install("-e", ".[test]", *MODEL_CLIENT_PINS)
+    session.run("python", "-c", _VERSIONS)
+    required = "test_google_genai.py,test_litellm.py,test_bedrock.py"
+    env = {"MCP_HEALTH_SERVER_PYTHON": _server_python(),
+           "MCP_HEALTH_REQUIRED_MODEL_CLIENTS": required}  # fmt: skip
+    session.run("pytest", "-q", "-p", "no:cacheprovider", "tests/model_requests", env=env)
 
 
 @nox.session(python=PYTHON)
