@@ -8,7 +8,7 @@ LiteLLM's own calls between them go through ``litellm.main`` and are not read tw
 keyword arguments once the call returned (a streamed completion has sent its request by then)
 and records ``litellm``. During the call it marks the context as read: when LiteLLM goes through
 the OpenAI or Anthropic SDK, their hooks read nothing, so one request is recorded once. A
-``tools`` passed by position is not read (it is the 19th parameter).
+``tools`` passed by position is not read (it is the 23rd parameter).
 """
 
 from __future__ import annotations
