@@ -8,8 +8,9 @@ discoveries, :mod:`._servers`) and keeps an immutable :class:`Snapshot` of the r
 server, the offered form of each MCP tool. Offered tools that map to no MCP tool are the
 application's own and are ignored; a request offering no MCP tool records nothing.
 
-The tie: the snapshot is set in a context variable. A ``tools/call`` running in that context,
-or in a task or thread started from it after the request, is the call of that agent
+The tie: the snapshot is set in a context variable. A ``tools/call`` of a tool it offered,
+running in that context or in a task or thread started from it after the request, is the call
+of that agent
 (:func:`call_attributes`: ``mcp_health.agent.tied = true``). The next request in the same
 context is the same agent again: it keeps its label and replaces its snapshot. A call outside
 any agent's context is untied and judged against every agent whose latest snapshot offers the
@@ -306,8 +307,8 @@ def _call_attributes(
     state: _state.SessionState, name: str, found: Discovered, arguments: Any
 ) -> dict[str, Any]:
     """The agent evidence of a ``tools/call`` of ``name`` judged on ``found`` (the session's or
-    its server's last discovery): tied to this context's agent when it offered anything of the
-    call's server, else to the agent whose model answer asked for this call (:mod:`._answers`),
+    its server's last discovery): tied to this context's agent when it offered the called tool,
+    else to the agent whose model answer asked for this call (:mod:`._answers`),
     else the untied rule; nothing when no agent offered the tool."""
     server = state.server_identity().catalog
     if server is None:
@@ -320,7 +321,17 @@ def _call_attributes(
     if not found.forms:
         return {}
     snapshot = AGENT.get()
-    context = snapshot is not None and AGENTS.current(snapshot) and server in snapshot.offered
+    # the context's agent, when it offered anything of the call's server; the call is its own
+    # only when it offered the called tool: a call of a tool it was not offered (the
+    # application's own, or a nested agent's tool run in a task started from its context) is
+    # tied through its answer or judged untied first, and falls back to it only when no agent
+    # offered the tool
+    own = (
+        snapshot
+        if snapshot is not None and AGENTS.current(snapshot) and server in snapshot.offered
+        else None
+    )
+    context = own is not None and name in own.offered[server]
     if len(ANSWERS):
         digest = arguments_digest(arguments)
         if context and snapshot is not None:  # its own pending answer is spent, never lent
@@ -331,17 +342,22 @@ def _call_attributes(
             context = snapshot is not None
     if context and snapshot is not None:
         return snapshot.attributes(server, found, tied=True)
-    chosen: tuple[Snapshot, InstallCheck] | None = None
+    chosen = _untied(server, name, found)
+    if chosen is not None:
+        return chosen.attributes(server, found, tied=False)
+    return own.attributes(server, found, tied=True) if own is not None else {}
+
+
+def _untied(server: CatalogKey, name: str, found: Discovered) -> Snapshot | None:
+    """Of the agents whose latest snapshot offers ``name`` of ``server``, the first (in label
+    order) whose offer does not match ``found``, else the first; ``None`` when none offers it."""
+    chosen: Snapshot | None = None
     for candidate in AGENTS.offering(server, name):
-        check = candidate.check(server, found)
-        if install_reason(check, found.digest) is not None:
-            chosen = (candidate, check)
-            break
+        if install_reason(candidate.check(server, found), found.digest) is not None:
+            return candidate
         if chosen is None:
-            chosen = (candidate, check)
-    if chosen is None:
-        return {}
-    return chosen[0].attributes(server, found, tied=False)
+            chosen = candidate
+    return chosen
 
 
 def _offers(owner: Any, server: CatalogKey, tool: str) -> bool:
