@@ -338,21 +338,27 @@ def _call_attributes(
             agent = snapshot.agent
             ANSWERS.claim(server, name, digest, lambda o, _s, _t: _same_agent(o, agent))
         else:
-            snapshot = ANSWERS.claim(server, name, digest, _offers)
+            claimed = ANSWERS.claim(server, name, digest, _offers)
+            if len({owner.agent for owner in claimed}) > 1:  # not one agent's: judged on each
+                worst = _worst(claimed, server, found)
+                return worst.attributes(server, found, tied=False) if worst else {}
+            snapshot = claimed[0] if claimed else None
             context = snapshot is not None
     if context and snapshot is not None:
         return snapshot.attributes(server, found, tied=True)
-    chosen = _untied(server, name, found)
+    chosen = _worst(AGENTS.offering(server, name), server, found)
     if chosen is not None:
         return chosen.attributes(server, found, tied=False)
     return own.attributes(server, found, tied=True) if own is not None else {}
 
 
-def _untied(server: CatalogKey, name: str, found: Discovered) -> Snapshot | None:
-    """Of the agents whose latest snapshot offers ``name`` of ``server``, the first (in label
-    order) whose offer does not match ``found``, else the first; ``None`` when none offers it."""
+def _worst(
+    candidates: Iterable[Snapshot], server: CatalogKey, found: Discovered
+) -> Snapshot | None:
+    """Of ``candidates`` (each offering the called tool of ``server``), the first whose offer
+    does not match ``found``, else the first; ``None`` when there is none."""
     chosen: Snapshot | None = None
-    for candidate in AGENTS.offering(server, name):
+    for candidate in candidates:
         if install_reason(candidate.check(server, found), found.digest) is not None:
             return candidate
         if chosen is None:

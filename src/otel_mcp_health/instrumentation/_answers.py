@@ -8,9 +8,10 @@ tool calls to :func:`record_model_answer`, which keeps them as pending, each wit
 the request that got the answer; a ``tools/call`` of an MCP tool that one of them names (through
 the framework's prefix, :func:`~otel_mcp_health.core.offered.offered_as`) claims it and is tied
 to that agent. Of several pending answers naming the tool, the one whose arguments are the
-call's (a digest of their canonical JSON) is claimed first, else the oldest: two agents calling
-the same tool with the same arguments at the same moment cannot be told apart, and either may
-be claimed (their offers are then compared as they are).
+call's (a digest of their canonical JSON) is claimed first, else the oldest; when those answers
+are of more than one agent (two agents asking for the same call, or an answer whose call never
+ran, still pending), the call cannot be told apart and is judged against each of them, as an
+untied call is.
 
 Bounded: at most :data:`MAX_PENDING` answers are pending, the oldest forgotten first; an
 answer's arguments are kept only as a digest, and not even that past :data:`MAX_ARGUMENTS_BYTES`.
@@ -61,9 +62,13 @@ class Answers:
         with self._lock:
             self._pending.extend(Pending(name, digest, owner) for name, digest in calls)
 
-    def claim(self, server: CatalogKey, tool: str, arguments: str | None, offers: Any) -> Any:
-        """The snapshot of the oldest pending answer that named ``tool`` of ``server`` (with
-        these ``arguments`` first), taken off the pending ones; ``None`` when none did.
+    def claim(
+        self, server: CatalogKey, tool: str, arguments: str | None, offers: Any
+    ) -> tuple[Any, ...]:
+        """The snapshots of the pending answers that named ``tool`` of ``server`` (those with
+        these ``arguments`` when any has them), the oldest first, which is taken off the pending
+        ones; empty when none did. More than one agent among them: the call cannot be told
+        apart (an answer whose call never ran stays pending) and is judged against each.
         ``offers(owner, server, tool)`` says whether an answer's snapshot offered that tool."""
         with self._lock:
             named = [
@@ -72,11 +77,11 @@ class Answers:
                 if offered_as(p.name, tool) and offers(p.owner, server, tool)
             ]
             if not named:
-                return None
+                return ()
             same = [p for p in named if arguments is not None and p.arguments == arguments]
-            chosen = (same or named)[0]
-            self._pending.remove(chosen)
-            return chosen.owner
+            pool = same or named
+            self._pending.remove(pool[0])
+            return tuple(p.owner for p in pool)
 
     def clear(self) -> None:
         with self._lock:
