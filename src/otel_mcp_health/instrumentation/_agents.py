@@ -58,6 +58,9 @@ _SNAPSHOT_BYTES: Final = 600
 _SERVER_BYTES: Final = 300
 #: Servers whose comparison one snapshot memoizes at once.
 _MAX_MEMO: Final = 8
+#: The longest tool name an answer's call is kept for (the longest name a request's offered tools
+#: are read for: a longer one names no offered tool).
+_MAX_ANSWERED_NAME: Final = 1024
 #: Longest API name in a label (the hooks pass a fixed vocabulary; bounded all the same).
 _MAX_API_LENGTH: Final = 32
 
@@ -283,8 +286,13 @@ def answer_recorder() -> Callable[[Iterable[tuple[str, Any]]], None] | None:
 
     def record(calls: Iterable[tuple[str, Any]]) -> None:
         try:
-            asked = [(name, arguments_digest(arguments)) for name, arguments in calls]
-            ANSWERS.remember(snapshot, [(n, d) for n, d in asked if n])
+            # a name longer than any request may offer names no offered tool: not kept
+            asked = [
+                (name, arguments_digest(arguments))
+                for name, arguments in calls
+                if 0 < len(name) <= _MAX_ANSWERED_NAME
+            ]
+            ANSWERS.remember(snapshot, asked)
         except Exception:
             _logger.debug("mcp_health: a model answer was not recorded", exc_info=True)
 
