@@ -84,3 +84,33 @@ async def test_an_old_pending_answer_of_a_current_agent_does_not_turn_a_stale_ag
     await asyncio.create_task(call(server, {"title": "t"}), context=contextvars.Context())
     attrs = calls(verdicts)[-1]
     assert judged(attrs)[0] == "stale", judged(attrs)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="red team: a sub-agent's request in a task started from an agent's context takes "
+    "that agent's label and replaces its snapshot",
+)
+async def test_a_sub_agent_started_from_an_agents_context_does_not_replace_it(
+    verdicts: Pipeline, server: str
+) -> None:
+    """An outer agent's model request (the old ``create_ticket``) runs in the main task; it
+    starts a sub-agent in a task of its own (``asyncio.gather``), whose model is offered the
+    current tools. The sub-agent is another agent: the outer one's offer must still count for
+    a call that cannot be tied (Google GenAI, LiteLLM's own clients, Bedrock: tied through the
+    context only)."""
+    before = await listed(server)
+    now = await changed(server, "trigger_edit")
+    record_model_request("google_genai", offered(before))  # the outer agent: stale
+    outer = _agents.AGENT.get()
+
+    async def sub_agent() -> str:
+        record_model_request("google_genai", offered(now))
+        return _agents.AGENT.get().label  # type: ignore[union-attr]
+
+    (sub_label,) = await asyncio.gather(sub_agent())
+    await asyncio.create_task(call(server, {"title": "t"}), context=contextvars.Context())
+    attrs = calls(verdicts)[-1]
+    assert judged(attrs)[0] == "stale", judged(attrs)
+    assert outer is not None
+    assert sub_label != outer.label
