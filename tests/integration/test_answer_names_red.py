@@ -12,6 +12,7 @@ import contextvars
 import json
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from mcp import Client
@@ -21,7 +22,7 @@ from tests.support.processor_helpers import instrumented_pipeline
 
 from otel_mcp_health.core.offered import OfferedTool
 from otel_mcp_health.instrumentation import _agents, record_model_request
-from otel_mcp_health.instrumentation._answers import ANSWERS
+from otel_mcp_health.instrumentation._answers import ANSWERS, arguments_digest
 from otel_mcp_health.model_requests._answers import answered
 
 pytestmark = pytest.mark.anyio
@@ -69,3 +70,21 @@ async def test_a_hostile_answered_name_costs_a_tools_call_nothing(server: str) -
         spent = time.perf_counter() - started
     assert kept <= 4 * 1024, kept  # no longer than a name any request may offer
     assert spent < 0.5, spent  # before: each pending name's suffixes built, quadratic
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"title": "t", "body": "x" * 50_000_000},  # a document uploaded through a tool
+        {"title": "t", "rows": [[i] * 10 for i in range(300_000)]},  # a table
+    ],
+    ids=["large-string", "many-values"],
+)
+def test_large_call_arguments_are_not_serialized_to_be_digested(arguments: Any) -> None:
+    """While any answer is pending, every ``tools/call`` digests its arguments to claim one:
+    arguments past the bound are not digested, and finding that out must not cost a
+    serialization of all of them (before: 0.17 s for 50 MB, 0.4 s for 3 million values, per
+    call; a call looked only at argument names before the tie)."""
+    started = time.perf_counter()
+    assert arguments_digest(arguments) is None
+    assert time.perf_counter() - started < 0.05
