@@ -102,7 +102,7 @@ def arguments_digest(arguments: Any) -> str | None:
             arguments = json.loads(arguments)
         except ValueError:
             return None
-    if not isinstance(arguments, Mapping):
+    if not isinstance(arguments, Mapping) or _larger_than(arguments, MAX_ARGUMENTS_BYTES):
         return None
     try:
         text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), allow_nan=False)
@@ -111,6 +111,33 @@ def arguments_digest(arguments: Any) -> str | None:
     if len(text) > MAX_ARGUMENTS_BYTES:
         return None
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _larger_than(value: Any, budget: int) -> bool:
+    """Whether ``value`` surely serializes past ``budget`` characters (a lower bound of its
+    compact JSON: strings with their quotes, keys with their colon, one character per other
+    value and per list separator), found without serializing it: walking stops as soon as
+    the budget is spent, so a call's large arguments cost a few steps, not a serialization."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            budget -= len(item) + 2
+        elif isinstance(item, Mapping):
+            budget -= 2
+            for key, member in item.items():
+                budget -= (len(key) if isinstance(key, str) else 1) + 3
+                stack.append(member)
+                if budget < 0:
+                    return True
+        elif isinstance(item, list | tuple):
+            budget -= 1 + len(item)
+            stack.extend(item[: max(budget, 0)])
+        else:
+            budget -= 1
+        if budget < 0:
+            return True
+    return False
 
 
 __all__ = ["ANSWERS", "MAX_PENDING", "Answers", "Pending", "arguments_digest"]
