@@ -88,3 +88,24 @@ def test_large_call_arguments_are_not_serialized_to_be_digested(arguments: Any) 
     started = time.perf_counter()
     assert arguments_digest(arguments) is None
     assert time.perf_counter() - started < 0.05
+
+
+async def test_answers_naming_only_the_applications_own_tools_keep_nothing(server: str) -> None:
+    """An agent loop whose model mostly calls the application's own tools: each answer's calls
+    were kept pending (each holding its request's whole snapshot) until 256 newer ones pushed
+    them out, so the snapshots held outside the agents' byte bound grew with every turn."""
+    with instrumented_pipeline():
+        async with Client(server) as client:
+            tools = list((await client.list_tools()).tools)
+        offered = [
+            OfferedTool(t.name, t.description, json.loads(json.dumps(t.input_schema)))
+            for t in tools
+        ]
+        own = OfferedTool("lookup_weather", "The application's own.", {"type": "object"})
+        for _ in range(300):
+            record_model_request("openai.chat", [*offered, own])
+            record = _agents.answer_recorder()
+            assert record is not None
+            answered(_answer("lookup_weather"), record)
+        held = {id(p.owner) for p in ANSWERS._pending}
+    assert len(held) == 0, len(held)
