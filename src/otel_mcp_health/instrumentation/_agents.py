@@ -42,7 +42,13 @@ from otel_mcp_health import _codec
 from otel_mcp_health.core.bounds import MAX_AGENTS, cap
 from otel_mcp_health.core.evidence import InstallCheck
 from otel_mcp_health.core.install import install_reason
-from otel_mcp_health.core.offered import OfferedTool, ToolForm, ToolIndex, compare_offered
+from otel_mcp_health.core.offered import (
+    OfferedTool,
+    ToolForm,
+    ToolIndex,
+    compare_offered,
+    offered_as,
+)
 from otel_mcp_health.core.server import CatalogKey
 from otel_mcp_health.instrumentation import _servers, _state
 from otel_mcp_health.instrumentation._answers import ANSWERS, arguments_digest
@@ -286,13 +292,18 @@ def answer_recorder() -> Callable[[Iterable[tuple[str, Any]]], None] | None:
 
     def record(calls: Iterable[tuple[str, Any]]) -> None:
         try:
-            # a name longer than any request may offer names no offered tool: not kept
+            # only a call of an MCP tool the request offered can be claimed by a tools/call:
+            # the application's own tools (and names longer than any request may offer) are
+            # not kept, nor the snapshot they would hold outside the agents' byte bound
+            offered = {tool for forms in snapshot.offered.values() for tool in forms}
             asked = [
                 (name, arguments_digest(arguments))
                 for name, arguments in calls
                 if 0 < len(name) <= _MAX_ANSWERED_NAME
+                and any(offered_as(name, tool) for tool in offered)
             ]
-            ANSWERS.remember(snapshot, asked)
+            if asked:
+                ANSWERS.remember(snapshot, asked)
         except Exception:
             _logger.debug("mcp_health: a model answer was not recorded", exc_info=True)
 
