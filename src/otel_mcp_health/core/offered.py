@@ -145,6 +145,8 @@ class ToolIndex(Generic[K]):
             for name in {n for discovery in discoveries for n in discovery}:
                 for alias in {name, _sanitised(name)}:
                     self._names.setdefault(alias, []).append((key, name))
+        #: No suffix longer than the longest known name can be one (bounds the suffixes tried).
+        self._longest = max(map(len, self._names), default=0)
 
     def map(self, offered: Sequence[OfferedTool]) -> dict[K, dict[str, ToolForm]]:
         """Per server, the MCP tools ``offered`` maps to, with the offered form of each."""
@@ -162,7 +164,7 @@ class ToolIndex(Generic[K]):
         if exact:
             carried = [c for c in exact if self._carries(c, form)]
             return carried or list(exact)
-        for suffix in _suffixes(offered_name):
+        for suffix in _suffixes(offered_name, self._longest):
             found = self._names.get(suffix)
             if found:
                 return [c for c in found if self._carries(c, form)]
@@ -179,9 +181,20 @@ class ToolIndex(Generic[K]):
 def offered_as(offered_name: str, mcp_name: str) -> bool:
     """Whether a name a model was offered (and calls by) can be the MCP tool ``mcp_name``: the
     same name, its sanitised form, or either after a framework's prefix and a separator."""
-    if offered_name in (mcp_name, _sanitised(mcp_name)):
-        return True
-    return any(suffix in (mcp_name, _sanitised(mcp_name)) for suffix in _suffixes(offered_name))
+    # linear in the name (a model's answer may name anything): a suffix after a separator is
+    # the name's end preceded by a separator, never a copy of every suffix
+    for target in {mcp_name, _sanitised(mcp_name)}:
+        if offered_name == target:
+            return True
+        cut = len(offered_name) - len(target) - 1
+        if (
+            target
+            and cut >= 0
+            and offered_name[cut] in _SEPARATORS
+            and offered_name.endswith(target)
+        ):
+            return True
+    return False
 
 
 def compare_offered(
@@ -230,9 +243,10 @@ def _sanitised(name: str) -> str:
     return _UNSAFE_NAME.sub("_", name)[:_NAME_LIMIT]
 
 
-def _suffixes(name: str) -> list[str]:
-    """What follows each separator of ``name``, longest first."""
-    return [name[i + 1 :] for i, char in enumerate(name[:-1]) if char in _SEPARATORS]
+def _suffixes(name: str, longest: int) -> list[str]:
+    """What follows each separator of ``name``, longest first, none longer than ``longest``."""
+    start = max(len(name) - longest - 1, 0)
+    return [name[i + 1 :] for i in range(start, len(name) - 1) if name[i] in _SEPARATORS]
 
 
 # -- descriptions -----------------------------------------------------------------------------

@@ -8,8 +8,9 @@ discoveries, :mod:`._servers`) and keeps an immutable :class:`Snapshot` of the r
 server, the offered form of each MCP tool. Offered tools that map to no MCP tool are the
 application's own and are ignored; a request offering no MCP tool records nothing.
 
-The tie: the snapshot is set in a context variable. A ``tools/call`` running in that context,
-or in a task or thread started from it after the request, is the call of that agent
+The tie: the snapshot is set in a context variable. A ``tools/call`` of a tool it offered,
+running in that context or in a task or thread started from it after the request, is the call
+of that agent
 (:func:`call_attributes`: ``mcp_health.agent.tied = true``). The next request in the same
 context is the same agent again: it keeps its label and replaces its snapshot. A call outside
 any agent's context is untied and judged against every agent whose latest snapshot offers the
@@ -41,7 +42,13 @@ from otel_mcp_health import _codec
 from otel_mcp_health.core.bounds import MAX_AGENTS, cap
 from otel_mcp_health.core.evidence import InstallCheck
 from otel_mcp_health.core.install import install_reason
-from otel_mcp_health.core.offered import OfferedTool, ToolForm, ToolIndex, compare_offered
+from otel_mcp_health.core.offered import (
+    OfferedTool,
+    ToolForm,
+    ToolIndex,
+    compare_offered,
+    offered_as,
+)
 from otel_mcp_health.core.server import CatalogKey
 from otel_mcp_health.instrumentation import _servers, _state
 from otel_mcp_health.instrumentation._answers import ANSWERS, arguments_digest
@@ -57,6 +64,9 @@ _SNAPSHOT_BYTES: Final = 600
 _SERVER_BYTES: Final = 300
 #: Servers whose comparison one snapshot memoizes at once.
 _MAX_MEMO: Final = 8
+#: The longest tool name an answer's call is kept for (the longest name a request's offered tools
+#: are read for: a longer one names no offered tool).
+_MAX_ANSWERED_NAME: Final = 1024
 #: Longest API name in a label (the hooks pass a fixed vocabulary; bounded all the same).
 _MAX_API_LENGTH: Final = 32
 
@@ -282,8 +292,18 @@ def answer_recorder() -> Callable[[Iterable[tuple[str, Any]]], None] | None:
 
     def record(calls: Iterable[tuple[str, Any]]) -> None:
         try:
-            asked = [(name, arguments_digest(arguments)) for name, arguments in calls]
-            ANSWERS.remember(snapshot, [(n, d) for n, d in asked if n])
+            # only a call of an MCP tool the request offered can be claimed by a tools/call:
+            # the application's own tools (and names longer than any request may offer) are
+            # not kept, nor the snapshot they would hold outside the agents' byte bound
+            offered = {tool for forms in snapshot.offered.values() for tool in forms}
+            asked = [
+                (name, arguments_digest(arguments))
+                for name, arguments in calls
+                if 0 < len(name) <= _MAX_ANSWERED_NAME
+                and any(offered_as(name, tool) for tool in offered)
+            ]
+            if asked:
+                ANSWERS.remember(snapshot, asked)
         except Exception:
             _logger.debug("mcp_health: a model answer was not recorded", exc_info=True)
 
@@ -306,8 +326,8 @@ def _call_attributes(
     state: _state.SessionState, name: str, found: Discovered, arguments: Any
 ) -> dict[str, Any]:
     """The agent evidence of a ``tools/call`` of ``name`` judged on ``found`` (the session's or
-    its server's last discovery): tied to this context's agent when it offered anything of the
-    call's server, else to the agent whose model answer asked for this call (:mod:`._answers`),
+    its server's last discovery): tied to this context's agent when it offered the called tool,
+    else to the agent whose model answer asked for this call (:mod:`._answers`),
     else the untied rule; nothing when no agent offered the tool."""
     server = state.server_identity().catalog
     if server is None:
@@ -320,28 +340,49 @@ def _call_attributes(
     if not found.forms:
         return {}
     snapshot = AGENT.get()
-    context = snapshot is not None and AGENTS.current(snapshot) and server in snapshot.offered
+    # the context's agent, when it offered anything of the call's server; the call is its own
+    # only when it offered the called tool: a call of a tool it was not offered (the
+    # application's own, or a nested agent's tool run in a task started from its context) is
+    # tied through its answer or judged untied first, and falls back to it only when no agent
+    # offered the tool
+    own = (
+        snapshot
+        if snapshot is not None and AGENTS.current(snapshot) and server in snapshot.offered
+        else None
+    )
+    context = own is not None and name in own.offered[server]
     if len(ANSWERS):
         digest = arguments_digest(arguments)
         if context and snapshot is not None:  # its own pending answer is spent, never lent
             agent = snapshot.agent
             ANSWERS.claim(server, name, digest, lambda o, _s, _t: _same_agent(o, agent))
         else:
-            snapshot = ANSWERS.claim(server, name, digest, _offers)
+            claimed = ANSWERS.claim(server, name, digest, _offers)
+            if len({owner.agent for owner in claimed}) > 1:  # not one agent's: judged on each
+                worst = _worst(claimed, server, found)
+                return worst.attributes(server, found, tied=False) if worst else {}
+            snapshot = claimed[0] if claimed else None
             context = snapshot is not None
     if context and snapshot is not None:
         return snapshot.attributes(server, found, tied=True)
-    chosen: tuple[Snapshot, InstallCheck] | None = None
-    for candidate in AGENTS.offering(server, name):
-        check = candidate.check(server, found)
-        if install_reason(check, found.digest) is not None:
-            chosen = (candidate, check)
-            break
+    chosen = _worst(AGENTS.offering(server, name), server, found)
+    if chosen is not None:
+        return chosen.attributes(server, found, tied=False)
+    return own.attributes(server, found, tied=True) if own is not None else {}
+
+
+def _worst(
+    candidates: Iterable[Snapshot], server: CatalogKey, found: Discovered
+) -> Snapshot | None:
+    """Of ``candidates`` (each offering the called tool of ``server``), the first whose offer
+    does not match ``found``, else the first; ``None`` when there is none."""
+    chosen: Snapshot | None = None
+    for candidate in candidates:
+        if install_reason(candidate.check(server, found), found.digest) is not None:
+            return candidate
         if chosen is None:
-            chosen = (candidate, check)
-    if chosen is None:
-        return {}
-    return chosen[0].attributes(server, found, tied=False)
+            chosen = candidate
+    return chosen
 
 
 def _offers(owner: Any, server: CatalogKey, tool: str) -> bool:

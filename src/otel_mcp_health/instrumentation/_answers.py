@@ -8,9 +8,10 @@ tool calls to :func:`record_model_answer`, which keeps them as pending, each wit
 the request that got the answer; a ``tools/call`` of an MCP tool that one of them names (through
 the framework's prefix, :func:`~otel_mcp_health.core.offered.offered_as`) claims it and is tied
 to that agent. Of several pending answers naming the tool, the one whose arguments are the
-call's (a digest of their canonical JSON) is claimed first, else the oldest: two agents calling
-the same tool with the same arguments at the same moment cannot be told apart, and either may
-be claimed (their offers are then compared as they are).
+call's (a digest of their canonical JSON) is claimed first, else the oldest; when those answers
+are of more than one agent (two agents asking for the same call, or an answer whose call never
+ran, still pending), the call cannot be told apart and is judged against each of them, as an
+untied call is.
 
 Bounded: at most :data:`MAX_PENDING` answers are pending, the oldest forgotten first; an
 answer's arguments are kept only as a digest, and not even that past :data:`MAX_ARGUMENTS_BYTES`.
@@ -61,9 +62,13 @@ class Answers:
         with self._lock:
             self._pending.extend(Pending(name, digest, owner) for name, digest in calls)
 
-    def claim(self, server: CatalogKey, tool: str, arguments: str | None, offers: Any) -> Any:
-        """The snapshot of the oldest pending answer that named ``tool`` of ``server`` (with
-        these ``arguments`` first), taken off the pending ones; ``None`` when none did.
+    def claim(
+        self, server: CatalogKey, tool: str, arguments: str | None, offers: Any
+    ) -> tuple[Any, ...]:
+        """The snapshots of the pending answers that named ``tool`` of ``server`` (those with
+        these ``arguments`` when any has them), the oldest first, which is taken off the pending
+        ones; empty when none did. More than one agent among them: the call cannot be told
+        apart (an answer whose call never ran stays pending) and is judged against each.
         ``offers(owner, server, tool)`` says whether an answer's snapshot offered that tool."""
         with self._lock:
             named = [
@@ -72,11 +77,11 @@ class Answers:
                 if offered_as(p.name, tool) and offers(p.owner, server, tool)
             ]
             if not named:
-                return None
+                return ()
             same = [p for p in named if arguments is not None and p.arguments == arguments]
-            chosen = (same or named)[0]
-            self._pending.remove(chosen)
-            return chosen.owner
+            pool = same or named
+            self._pending.remove(pool[0])
+            return tuple(p.owner for p in pool)
 
     def clear(self) -> None:
         with self._lock:
@@ -97,7 +102,7 @@ def arguments_digest(arguments: Any) -> str | None:
             arguments = json.loads(arguments)
         except ValueError:
             return None
-    if not isinstance(arguments, Mapping):
+    if not isinstance(arguments, Mapping) or _larger_than(arguments, MAX_ARGUMENTS_BYTES):
         return None
     try:
         text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), allow_nan=False)
@@ -106,6 +111,33 @@ def arguments_digest(arguments: Any) -> str | None:
     if len(text) > MAX_ARGUMENTS_BYTES:
         return None
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _larger_than(value: Any, budget: int) -> bool:
+    """Whether ``value`` surely serializes past ``budget`` characters (a lower bound of its
+    compact JSON: strings with their quotes, keys with their colon, one character per other
+    value and per list separator), found without serializing it: walking stops as soon as
+    the budget is spent, so a call's large arguments cost a few steps, not a serialization."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            budget -= len(item) + 2
+        elif isinstance(item, Mapping):
+            budget -= 2
+            for key, member in item.items():
+                budget -= (len(key) if isinstance(key, str) else 1) + 3
+                stack.append(member)
+                if budget < 0:
+                    return True
+        elif isinstance(item, list | tuple):
+            budget -= 1 + len(item)
+            stack.extend(item[: max(budget, 0)])
+        else:
+            budget -= 1
+        if budget < 0:
+            return True
+    return False
 
 
 __all__ = ["ANSWERS", "MAX_PENDING", "Answers", "Pending", "arguments_digest"]
