@@ -86,11 +86,6 @@ async def test_an_old_pending_answer_of_a_current_agent_does_not_turn_a_stale_ag
     assert judged(attrs)[0] == "stale", judged(attrs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="red team: a sub-agent's request in a task started from an agent's context takes "
-    "that agent's label and replaces its snapshot",
-)
 async def test_a_sub_agent_started_from_an_agents_context_does_not_replace_it(
     verdicts: Pipeline, server: str
 ) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from otel_mcp_health.core.offered import OfferedTool, ToolIndex, tool_form
 from otel_mcp_health.instrumentation._servers import KEPT_DISCOVERIES
 
@@ -14,8 +12,6 @@ def _ticket(version: int) -> dict[str, object]:
     return {"description": f"Create a ticket (catalog version {version}).", "inputSchema": _SCHEMA}
 
 
-@pytest.mark.xfail(strict=True, reason="red team: a prefixed definition older than the retained "
-                   "discoveries maps to nothing and the model request is not evidence")  # fmt: skip
 def test_a_prefixed_definition_older_than_the_retained_discoveries_still_maps() -> None:
     """semantic-kernel (``plugin-create_ticket``) keeps offering the definition of the first
     discovery; the server changed ``create_ticket`` more times than the registry retains (a

@@ -131,11 +131,13 @@ class ToolIndex(Generic[K]):
     (oldest first, the latest last). An offered name maps to an MCP tool when it is that tool's
     name, its sanitised name (``[A-Za-z0-9_-]``, at most 64 characters), or ends with one of
     those after a separator (``-``, ``_``, ``.``, ``:``: a framework's prefix). A name that
-    matches only after a prefix must also carry a definition one of the server's retained
-    discoveries had (otherwise it is an application's own function that happens to end like an
-    MCP tool); of several servers listing the name, those whose definition it carries are
-    chosen, else all of them (a changed definition of a tool of ambiguous origin is stale
-    against each).
+    matches only after a prefix a one-word MCP name (``answer`` in ``final_answer``) must also
+    carry a definition one of the server's retained discoveries had (otherwise it is an
+    application's own function that happens to end like an MCP tool); a compound MCP name
+    (``create_ticket`` in ``tickets-create_ticket``) is taken as that tool's in any case, so a
+    definition older than every retained discovery still reads as changed. Of several servers
+    listing the name, those whose definition it carries are chosen, else all of them (a changed
+    definition of a tool of ambiguous origin is stale against each).
     """
 
     def __init__(self, servers: Mapping[K, Sequence[Mapping[str, ToolForm]]]) -> None:
@@ -167,7 +169,11 @@ class ToolIndex(Generic[K]):
         for suffix in _suffixes(offered_name, self._longest):
             found = self._names.get(suffix)
             if found:
-                return [c for c in found if self._carries(c, form)]
+                carried = [c for c in found if self._carries(c, form)]
+                # a compound name (``create_ticket``) after a prefix is the MCP tool's even when
+                # its definition is older than every retained discovery; a one-word one
+                # (``answer`` in ``final_answer``) only with a definition the server listed
+                return carried or (list(found) if _compound(suffix) else [])
         return []
 
     def _carries(self, candidate: tuple[K, str], form: ToolForm) -> bool:
@@ -239,6 +245,11 @@ def _is_catalog(offered: Mapping[str, ToolForm], discovery: Mapping[str, ToolFor
 
 
 # -- names ------------------------------------------------------------------------------------
+def _compound(name: str) -> bool:
+    """Whether ``name`` joins words with a separator (``create_ticket``, ``get-weather``)."""
+    return any(char in _SEPARATORS for char in name.strip("".join(_SEPARATORS)))
+
+
 def _sanitised(name: str) -> str:
     return _UNSAFE_NAME.sub("_", name)[:_NAME_LIMIT]
 

@@ -27,6 +27,7 @@ Nothing here is exported but labels, counts, a digest and capped tool and member
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections import OrderedDict
@@ -87,6 +88,9 @@ class Snapshot:
     #: The registry generation it was made in (a snapshot of an earlier instrumentation
     #: is never used).
     generation: int
+    #: The task (or thread) that made the request: a request in another task is another agent,
+    #: even when that task started from this agent's context (a sub-agent under ``gather``).
+    runner: int = 0
     #: Per server, the last discovery it was compared with, the result and its span
     #: attributes, tied and untied (a memo: the comparison and encoding run once per discovery).
     _checks: dict[CatalogKey, tuple[Discovered, InstallCheck, dict[bool, dict[str, Any]]]] = field(
@@ -120,6 +124,15 @@ class Snapshot:
         return memo
 
 
+def _runner() -> int:
+    """The identity of the asyncio task running now, else of the current thread."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running event loop: a thread's synchronous code
+        task = None
+    return id(task) if task is not None else threading.get_ident()
+
+
 class Agents:
     """The process's agents: each label's latest snapshot, LRU-bounded by count and bytes."""
 
@@ -144,12 +157,15 @@ class Agents:
 
     def record(self, api: str, previous: Snapshot | None, offered: Offered, size: int) -> Snapshot:
         """The agent of ``previous`` (the context's snapshot) requested again, or a new agent of
-        ``api`` when there is none, it was another API's or it was forgotten: its new snapshot."""
+        ``api`` when there is none, it was another API's, made in another task or thread, or
+        forgotten: its new snapshot."""
+        runner = _runner()
         with self._lock:
             same = (
                 previous is not None
                 and previous.api == api
                 and previous.generation == self.generation
+                and previous.runner == runner
                 and (held := self._latest.get(previous.label)) is not None
                 and held.agent is previous.agent
             )
@@ -160,7 +176,7 @@ class Agents:
                 while self._latest and len(self._latest) >= self._max_agents:
                     self._forget(next(iter(self._latest)))  # its slot is free for this one
                 label, agent = self._new_label(api), object()
-            snapshot = Snapshot(label, api, agent, offered, size, self.generation)
+            snapshot = Snapshot(label, api, agent, offered, size, self.generation, runner)
             self._latest[label] = snapshot
             self._bytes += size
             while len(self._latest) > self._max_agents or self._bytes > self._max_bytes:
