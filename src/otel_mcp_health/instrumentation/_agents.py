@@ -345,22 +345,14 @@ def _call_attributes(
     its server's last discovery): tied to this context's agent when it offered the called tool,
     else to the agent whose model answer asked for this call (:mod:`._answers`),
     else the untied rule; nothing when no agent offered the tool."""
-    server = state.server_identity().catalog
-    if server is None:
+    judged = _judged_on(state, found)
+    if judged is None:
         return {}
-    # what a model was offered is compared with the server's latest complete discovery, made
-    # in any session, not with an older one this session made itself
-    latest = _servers.SERVERS.get(server)
-    if latest is not None and latest.forms:
-        found = latest
-    if not found.forms:
-        return {}
+    server, found = judged
     snapshot = AGENT.get()
-    # the context's agent, when it offered anything of the call's server; the call is its own
-    # only when it offered the called tool: a call of a tool it was not offered (the
-    # application's own, or a nested agent's tool run in a task started from its context) is
-    # tied through its answer or judged untied first, and falls back to it only when no agent
-    # offered the tool
+    # the context's agent (it offered something of the server) owns the call only when it
+    # offered the called tool; otherwise the answer tie or the untied rule comes first, and it
+    # is the fallback when no agent offered the tool (an application's own, a nested agent's)
     own = (
         snapshot
         if snapshot is not None and AGENTS.current(snapshot) and server in snapshot.offered
@@ -385,6 +377,21 @@ def _call_attributes(
     if chosen is not None:
         return chosen.attributes(server, found, tied=False)
     return own.attributes(server, found, tied=True) if own is not None else {}
+
+
+def _judged_on(
+    state: _state.SessionState, found: Discovered
+) -> tuple[CatalogKey, Discovered] | None:
+    """The call's server and the discovery an offer is compared with: the server's latest
+    complete discovery, made in any session, rather than an older one of this session; ``None``
+    without a server or tool forms."""
+    server = state.server_identity().catalog
+    if server is None:
+        return None
+    latest = _servers.SERVERS.get(server)
+    if latest is not None and latest.forms:
+        found = latest
+    return (server, found) if found.forms else None
 
 
 def _worst(
