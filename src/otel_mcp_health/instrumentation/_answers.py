@@ -13,7 +13,8 @@ are of more than one agent (two agents asking for the same call, or an answer wh
 ran, still pending), the call cannot be told apart and is judged against each of them, as an
 untied call is.
 
-Bounded: at most :data:`MAX_PENDING` answers are pending, the oldest forgotten first; an
+Bounded: at most :data:`MAX_PENDING` answers are pending, holding at most
+:data:`MAX_OWNER_BYTES` of snapshots, the oldest forgotten first; an
 answer's arguments are kept only as a digest, and not even that past :data:`MAX_ARGUMENTS_BYTES`.
 Nothing here is exported.
 """
@@ -33,6 +34,9 @@ from otel_mcp_health.core.server import CatalogKey
 
 #: Tool calls of answers waiting for their MCP call, at most.
 MAX_PENDING: Final = 256
+#: The snapshots the pending answers hold, at most (their estimated sizes, each counted once):
+#: a snapshot the agents no longer hold stays alive while an answer of it is pending.
+MAX_OWNER_BYTES: Final = 8 * 1024 * 1024
 #: Arguments larger than this (their JSON) are not digested: the call is claimed by name.
 MAX_ARGUMENTS_BYTES: Final = 64 * 1024
 
@@ -50,8 +54,9 @@ class Pending:
 class Answers:
     """The pending tool calls of the process's model answers (oldest first, bounded)."""
 
-    def __init__(self, max_pending: int = MAX_PENDING) -> None:
+    def __init__(self, max_pending: int = MAX_PENDING, max_bytes: int = MAX_OWNER_BYTES) -> None:
         self._pending: deque[Pending] = deque(maxlen=max_pending)
+        self._max_bytes = max_bytes
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -61,6 +66,8 @@ class Answers:
         """The answer to ``owner``'s request asked for ``calls`` (name, arguments digest)."""
         with self._lock:
             self._pending.extend(Pending(name, digest, owner) for name, digest in calls)
+            while self._pending and _owner_bytes(self._pending) > self._max_bytes:
+                self._pending.popleft()  # the oldest answer, and the snapshot it held
 
     def claim(
         self, server: CatalogKey, tool: str, arguments: str | None, offers: Any
@@ -86,6 +93,12 @@ class Answers:
     def clear(self) -> None:
         with self._lock:
             self._pending.clear()
+
+
+def _owner_bytes(pending: Iterable[Pending]) -> int:
+    """The estimated bytes of the distinct snapshots ``pending`` holds (``size``, when known)."""
+    owners = {id(p.owner): p.owner for p in pending}
+    return sum(getattr(owner, "size", 0) for owner in owners.values())
 
 
 #: The process's pending answers (cleared by ``uninstrument``).
