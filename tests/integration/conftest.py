@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import pytest
 from opentelemetry import trace
@@ -40,11 +40,20 @@ def sdk_exporter() -> InMemorySpanExporter:
 
 
 @pytest.fixture(scope="session")
-async def http_base_url() -> AsyncIterator[str]:
-    """One real streamable-HTTP server (uvicorn, 127.0.0.1, ephemeral port) for the session."""
+def http_base_url() -> Iterator[str]:
+    """One real streamable-HTTP server (uvicorn, 127.0.0.1, ephemeral port) for the session.
+
+    It runs on an event loop of its own, in a thread (a blocking portal): a session-scoped
+    async fixture would hold the test runner's event loop for the rest of the session, and with
+    sniffio installed (the OpenAI and Anthropic SDKs bring it) every later synchronous test that
+    starts an event loop (the CLI's ``anyio.run``) would fail with "Already running asyncio"."""
+    from anyio.from_thread import start_blocking_portal
     from tests.integration.mcp_health_servers import build_server, serve_http
 
-    async with serve_http(build_server()) as url:
+    with (
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(serve_http(build_server())) as url,
+    ):
         yield url
 
 
