@@ -8,15 +8,14 @@ discoveries, :mod:`._servers`) and keeps an immutable :class:`Snapshot` of the r
 server, the offered form of each MCP tool. Offered tools that map to no MCP tool are the
 application's own and are ignored; a request offering no MCP tool records nothing.
 
-The tie: the snapshot is set in a context variable. A ``tools/call`` of a tool it offered,
-running in that context or in a task or thread started from it after the request, is the call
-of that agent
-(:func:`call_attributes`: ``mcp_health.agent.tied = true``). The next request in the same
-context is the same agent again: it keeps its label and replaces its snapshot. A call outside
-any agent's context is untied and judged against every agent whose latest snapshot offers the
-called tool of its server: the span carries the first of them (in label order) whose offer does
-not match the server's latest discovery, else one whose offer does, so the call is converged
-only if every one of them is.
+The tie: the snapshot is set in a context variable. A ``tools/call`` of a tool it offered, running
+in that context or in a task or thread started from it after the request, is the call of that agent
+(:func:`._agent_calls.call_attributes`: ``mcp_health.agent.tied = true``). The next request in the
+same context is the same agent again: it keeps its label and replaces its snapshot. A call outside
+any agent's context is untied and judged against every agent whose latest snapshot offers the called
+tool of its server: the span carries the first of them (in label order) whose offer does not match
+the server's latest discovery, else one whose offer does, so the call is converged only if every one
+of them is.
 
 Bounded: labels are ``<api>/<slot>`` with a small reused slot; at most
 :data:`~otel_mcp_health.core.bounds.MAX_AGENTS` agents and :data:`MAX_BYTES` of their snapshots
@@ -42,7 +41,6 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from otel_mcp_health import _codec
 from otel_mcp_health.core.bounds import MAX_AGENTS, cap
 from otel_mcp_health.core.evidence import InstallCheck
-from otel_mcp_health.core.install import install_reason
 from otel_mcp_health.core.offered import (
     OfferedTool,
     ToolForm,
@@ -324,101 +322,6 @@ def answer_recorder() -> Callable[[Iterable[tuple[str, Any]]], None] | None:
             _logger.debug("mcp_health: a model answer was not recorded", exc_info=True)
 
     return record
-
-
-def call_attributes(
-    state: _state.SessionState, name: str, found: Discovered, arguments: Any = None
-) -> dict[str, Any]:
-    """:func:`_call_attributes`, or nothing when it fails (the call's other evidence stays).
-    Shared and read-only: copy before changing it."""
-    try:
-        return _call_attributes(state, name, found, arguments)
-    except Exception:
-        _logger.debug("mcp_health: a call's agent evidence was not taken", exc_info=True)
-        return {}
-
-
-def _call_attributes(
-    state: _state.SessionState, name: str, found: Discovered, arguments: Any
-) -> dict[str, Any]:
-    """The agent evidence of a ``tools/call`` of ``name`` judged on ``found`` (the session's or
-    its server's last discovery): tied to this context's agent when it offered the called tool,
-    else to the agent whose model answer asked for this call (:mod:`._answers`),
-    else the untied rule; nothing when no agent offered the tool."""
-    judged = _judged_on(state, found)
-    if judged is None:
-        return {}
-    server, found = judged
-    snapshot = AGENT.get()
-    # the context's agent (it offered something of the server) owns the call only when it
-    # offered the called tool; otherwise the answer tie or the untied rule comes first, and it
-    # is the fallback when no agent offered the tool (an application's own, a nested agent's)
-    own = (
-        snapshot
-        if snapshot is not None and AGENTS.current(snapshot) and server in snapshot.offered
-        else None
-    )
-    context = own is not None and name in own.offered[server]
-    if len(ANSWERS):
-        digest = arguments_digest(arguments)
-        if context and snapshot is not None:  # its own pending answer is spent, never lent
-            agent = snapshot.agent
-            ANSWERS.claim(server, name, digest, lambda o, _s, _t: _same_agent(o, agent))
-        else:
-            claimed = ANSWERS.claim(server, name, digest, _offers)
-            if len({owner.agent for owner in claimed}) > 1:  # not one agent's: judged on each
-                worst = _worst(claimed, server, found)
-                return worst.attributes(server, found, tied=False) if worst else {}
-            snapshot = claimed[0] if claimed else None
-            context = snapshot is not None
-    if context and snapshot is not None:
-        return snapshot.attributes(server, found, tied=True)
-    chosen = _worst(AGENTS.offering(server, name), server, found)
-    if chosen is not None:
-        return chosen.attributes(server, found, tied=False)
-    return own.attributes(server, found, tied=True) if own is not None else {}
-
-
-def _judged_on(
-    state: _state.SessionState, found: Discovered
-) -> tuple[CatalogKey, Discovered] | None:
-    """The call's server and the discovery an offer is compared with: the server's latest
-    complete discovery, made in any session, rather than an older one of this session; ``None``
-    without a server or tool forms."""
-    server = state.server_identity().catalog
-    if server is None:
-        return None
-    latest = _servers.SERVERS.get(server)
-    if latest is not None and latest.forms:
-        found = latest
-    return (server, found) if found.forms else None
-
-
-def _worst(
-    candidates: Iterable[Snapshot], server: CatalogKey, found: Discovered
-) -> Snapshot | None:
-    """Of ``candidates`` (each offering the called tool of ``server``), the first whose offer
-    does not match ``found``, else the first; ``None`` when there is none."""
-    chosen: Snapshot | None = None
-    for candidate in candidates:
-        if install_reason(candidate.check(server, found), found.digest) is not None:
-            return candidate
-        if chosen is None:
-            chosen = candidate
-    return chosen
-
-
-def _offers(owner: Any, server: CatalogKey, tool: str) -> bool:
-    """Whether ``owner`` (a pending answer's snapshot) is current and offered ``tool``."""
-    return (
-        isinstance(owner, Snapshot)
-        and AGENTS.current(owner)
-        and tool in owner.offered.get(server, ())
-    )
-
-
-def _same_agent(owner: Any, agent: object) -> bool:
-    return isinstance(owner, Snapshot) and owner.agent is agent
 
 
 def reset() -> None:

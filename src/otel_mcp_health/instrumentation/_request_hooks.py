@@ -21,7 +21,7 @@ from otel_mcp_health.core.evidence import Page, ProgressEvent, ToolCallCheck
 from otel_mcp_health.core.facts import OutputSchema, SdkEntered, SdkExit, WriteStarted
 from otel_mcp_health.core.fold import Folded, Records
 from otel_mcp_health.core.reasons import Reason
-from otel_mcp_health.instrumentation import _agents, _servers, _state
+from otel_mcp_health.instrumentation import _agent_calls, _agents, _servers, _state
 from otel_mcp_health.instrumentation._sdk import (
     HANDSHAKE_METHODS,
     HTTP_ONLY_EVIDENCE,
@@ -174,7 +174,7 @@ def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> N
     if found is None or not isinstance(name, str):
         return
     if _agents.AGENTS.active:  # the one check a call pays when no model request was recorded
-        slot.attributes.update(_agents.call_attributes(state, name, found, arguments))
+        slot.attributes.update(_agent_calls.call_attributes(state, name, found, arguments))
     if found.approval is not None and (name in found.tools or found.approval.unapproved(name)):
         # Judged against the same discovery (docs/model.md#approval). A tool that discovery did
         # not list (removed, hidden, misnamed) has no definition to approve: no claim, the
