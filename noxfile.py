@@ -63,6 +63,9 @@ SCENARIOS_2X = [
     "tests/outcomes",
     "tests/verifiers",
 ]
+#: The LLM clients the 2.x scenarios read the model's requests of (tests/integration/test_answer_*),
+#: as the ``test`` extra in pyproject.toml gives them to the newest cell.
+SCENARIO_CLIENTS = ["openai >= 2", "anthropic >= 0.60"]
 #: What broke below the OpenTelemetry floor (pyproject.toml says how), on the floor cell.
 OTEL_FLOOR_CHECKS = [
     "tests/processor/test_configurator.py",
@@ -160,7 +163,8 @@ def mcp_oldest_2x(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def wrapt_1x(session: nox.Session) -> None:
     """The latest mcp 2.x and FastMCP with wrapt 1.x."""
-    _cell(session, ["mcp >= 2.3, < 3", "fastmcp >= 4.2", "wrapt == 1.17.3"], TABLES + SCENARIOS_2X)
+    pins = ["mcp >= 2.3, < 3", "fastmcp >= 4.2", "wrapt == 1.17.3", *SCENARIO_CLIENTS]
+    _cell(session, pins, TABLES + SCENARIOS_2X)
 
 
 @nox.session(python=PYTHON)
@@ -168,7 +172,12 @@ def otel_floor(session: nox.Session) -> None:
     """The oldest OpenTelemetry the dependency ranges allow, with the latest mcp 2.x."""
     # fastmcp-slim 4.2.1 and later require opentelemetry-api >= 1.45.2: 4.2.0 is the newest
     # FastMCP that installs beside the floor.
-    pins = ["mcp >= 2.3, < 3", "fastmcp-slim[client,server] == 4.2.0", *_otel_floor()]
+    pins = [
+        "mcp >= 2.3, < 3",
+        "fastmcp-slim[client,server] == 4.2.0",
+        *SCENARIO_CLIENTS,
+        *_otel_floor(),
+    ]
     _cell(session, pins, TABLES + SCENARIOS_2X + OTEL_FLOOR_CHECKS)
 
 
