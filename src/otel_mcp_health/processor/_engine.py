@@ -10,11 +10,11 @@ takes the engine's lock.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Final
 
-from opentelemetry.sdk.trace import Event, ReadableSpan
+from opentelemetry.sdk.trace import ReadableSpan
 
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
@@ -22,13 +22,11 @@ from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.contract import VERDICT_RULES
 from otel_mcp_health.core.evidence import (
     AuthorizationEvidence,
-    ProgressEvidence,
     SessionEvidence,
 )
-from otel_mcp_health.core.progress import ProgressSummary, clocks, summarize
 from otel_mcp_health.core.rules import Decision
 from otel_mcp_health.core.server import CatalogKey
-from otel_mcp_health.core.session import classify_session, judge_in_session
+from otel_mcp_health.core.session import classify_session
 from otel_mcp_health.core.vocabulary import (
     NS_PER_S,
     TOOLS_CALL,
@@ -39,9 +37,9 @@ from otel_mcp_health.core.vocabulary import (
     FirstFailedLayer,
     LayerStatus,
 )
-from otel_mcp_health.processor import _sdkspan, _spans, _verdicts
+from otel_mcp_health.processor import _calls, _spans, _verdicts
 from otel_mcp_health.processor._incidents import Incidents, SilentCall, SilentCalls
-from otel_mcp_health.processor._memo import MAX_CELLS, CallMemo, Decoded, Judged, judgement
+from otel_mcp_health.processor._memo import MAX_CELLS, CallMemo, Decoded, Judged
 from otel_mcp_health.processor._servers import ServerCatalogs
 from otel_mcp_health.processor._sessions import Session
 from otel_mcp_health.processor._store import SessionStore
@@ -210,7 +208,7 @@ class Engine:
             if isinstance(evidence.authorization, AuthorizationEvidence) and (
                 result.first_failed_layer is FirstFailedLayer.AUTHORIZATION
             ):
-                session.auth_failure = evidence.authorization
+                session.authorization(evidence.authorization)
         else:
             session.answered(evidence)
             session.channel = _codec.decode_channel(attrs)
@@ -239,7 +237,9 @@ class Engine:
             session.add_finding(decoded.finding)
         # "no authorized exchange has succeeded since": a failure carries forward.
         carried = session.auth_failure if decoded.call.authorization is None else None
-        judged, summary, overruled = self._classify_call(span, attrs, session, decoded, carried)
+        judged, overruled, summary = _calls.judgement(
+            self._memo, span, attrs, session, decoded, carried=carried, max_age_s=self._max_age_s
+        )
         call, result = judged.call, judged.result
         _remember_authorization(session, judged)
         # A silent call is remembered so that its reconciliation span can re-judge it.
@@ -255,46 +255,6 @@ class Engine:
             verdicts.update(_verdicts.progress_attributes(summary))
         self._open_incident(span, session, result=result, verdicts=verdicts)
         return verdicts
-
-    def _classify_call(
-        self,
-        span: ReadableSpan,
-        attrs: Mapping[str, Any],
-        session: Session,
-        decoded: Decoded,
-        carried: AuthorizationEvidence | None,
-    ) -> tuple[Judged, ProgressSummary | None, bool]:
-        """The call's judgement, its progress summary when it has progress events, and whether
-        its catalog was judged on its agent's model request against a reported install that
-        reads otherwise (docs/model.md#agents: the model request wins).
-
-        A finished span without progress events is outside the clocks (no live state) and has an
-        empty summary: its progress evidence is built only when the judgement is not memoized.
-        """
-        now, events = span.end_time, _sdkspan.events(span)
-        progress: ProgressEvidence | None = None
-        if now is None or (events and any(event.name == A.PROGRESS_EVENT for event in events)):
-            progress = _progress(span, attrs, events)
-        summary = summarize(progress) if progress is not None else None
-        call = decoded.call if carried is None else replace(decoded.call, authorization=carried)
-        facts = self._memo.handshake_facts(session)
-        catalog = self._memo.catalog_result(session, now, self._max_age_s)
-        offered = None
-        if decoded.offered is not None:
-            offered = self._memo.offered_result(
-                session, catalog, decoded.offered, now, self._max_age_s
-            )
-            catalog = offered.result
-        live = None if progress is None else clocks(progress).live_state
-        context = self._memo.context(
-            session, facts, catalog, carried=carried, live=live, offered=offered
-        )
-        judged = decoded.judged.get(context)
-        if judged is None:
-            progress = progress or _progress(span, attrs, events)
-            outcome = judge_in_session(call, progress, handshake=facts, catalog=catalog)
-            judged = self._memo.remember(decoded, context, judgement(call, outcome))
-        return judged, summary, offered is not None and offered.overruled
 
     def _count_call(self, session: Session, decoded: Decoded, judged: Judged) -> None:
         """``mcp_health.calls`` and ``mcp_health.outcomes``, through cells kept per judgement."""
@@ -358,15 +318,6 @@ class Engine:
             self._metrics.incidents.add(1, {**labels, **_server_labels(session)})
 
 
-def _progress(
-    span: ReadableSpan, attrs: Mapping[str, Any], events: Sequence[Event]
-) -> ProgressEvidence:
-    now = span.end_time
-    return _codec.decode_progress(
-        attrs, events, started_at=span.start_time, now=now, completed_at=now
-    )
-
-
 def _server_labels(session: Session) -> dict[str, Any]:
     """The exported server label of the session's server (docs/model.md#scope)."""
     return _codec.label_attributes(session.server.label)
@@ -377,6 +328,6 @@ def _remember_authorization(session: Session, judged: Judged) -> None:
     if judged.authorization is LayerStatus.FAILED and isinstance(
         judged.call.authorization, AuthorizationEvidence
     ):
-        session.auth_failure = judged.call.authorization
+        session.authorization(judged.call.authorization)
     elif judged.authorization is LayerStatus.PASSED:
-        session.auth_failure = None
+        session.authorization(None)

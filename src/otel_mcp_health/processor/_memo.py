@@ -46,10 +46,11 @@ from otel_mcp_health.core.evidence import (
 from otel_mcp_health.core.server import ServerIdentity
 from otel_mcp_health.core.session import SessionResult
 from otel_mcp_health.core.vocabulary import CatalogVerdict, Layer, LayerStatus, LiveState
-from otel_mcp_health.processor import _verdicts
+from otel_mcp_health.processor import _freshness, _verdicts
+from otel_mcp_health.processor._freshness import Freshness
 
 if TYPE_CHECKING:  # the session holds its memo: a runtime import would be circular
-    from otel_mcp_health.processor._sessions import Freshness, Session
+    from otel_mcp_health.processor._sessions import Session
 
 #: Every attribute :func:`_codec.decode_call` and :func:`_codec.decode_tool_call_check` read, and
 #: the outcome and server attributes the call's metrics are labelled with.
@@ -286,7 +287,7 @@ class CallMemo:
     def catalog_result(self, session: Session, now: int | None, max_age_s: float) -> CatalogResult:
         """The session's catalog verdict at ``now``, derived once per version of its evidence
         (and, for a server that cannot signal changes, once per side of the refresh deadline)."""
-        freshness = session.freshness(now, max_age_s)
+        freshness = _freshness.freshness(session.dated(), now, max_age_s)
         catalog = session.server_catalog
         version = (session.version, catalog.version if catalog is not None else -1)
         memo = session.memo

@@ -30,7 +30,6 @@ findings at most, plus one of each new kind).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from enum import Enum
 
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.catalog import chain_defect
@@ -48,8 +47,10 @@ from otel_mcp_health.core.reasons import Reason
 from otel_mcp_health.core.rules import Decision
 from otel_mcp_health.core.server import ServerIdentity
 from otel_mcp_health.core.traversal import DEFAULT_MAX_PAGES, CursorChain
-from otel_mcp_health.core.vocabulary import NS_PER_S, Verdict
+from otel_mcp_health.core.vocabulary import Verdict
+from otel_mcp_health.processor._freshness import Freshness
 from otel_mcp_health.processor._memo import SessionMemo
+from otel_mcp_health.processor._repeats import SessionRepeats
 from otel_mcp_health.processor._servers import ServerCatalog
 from otel_mcp_health.processor._traversals import (
     TraversalFacts,
@@ -61,21 +62,6 @@ from otel_mcp_health.processor._traversals import (
 
 #: Call-time contract findings kept per session (the first of each kind decides the verdict).
 MAX_FINDINGS = 8
-
-
-class Freshness(Enum):
-    """How the time enters a session's catalog verdict (docs/model.md#catalog): the only part of
-    the verdict that changes while no span arrives."""
-
-    #: The server tells of changes and the session heard every one: the catalog's age never
-    #: matters.
-    HEARD = "heard"
-    #: No time to judge by, or no complete discovery to date: the age is unknown.
-    UNDATED = "undated"
-    #: Discovered within the maximum age.
-    IN_AGE = "in_age"
-    #: Discovered longer ago than the maximum age: its refresh is overdue.
-    OVERDUE = "overdue"
 
 
 @dataclass(slots=True, eq=False)
@@ -126,9 +112,21 @@ class Session:
     #: Bumped whenever evidence the catalog verdict reads changes (pages, signals, installs,
     #: findings): a memoized catalog verdict is valid for one version (docs/model.md#catalog).
     version: int = 0
+    #: Bumped by every change of what a call's judgement reads of the session: each
+    #: :attr:`version`, the handshake, the authorization failure that carries. A memoized call
+    #: judgement is valid for one generation (and one version of its server's catalog).
+    generation: int = 0
     #: What the engine memoizes for this session (read and written by
     #: :mod:`otel_mcp_health.processor._memo` only).
     memo: SessionMemo = field(default_factory=SessionMemo)
+    #: The call judgements kept for this generation (read and written by
+    #: :mod:`otel_mcp_health.processor._repeats` only).
+    repeats: SessionRepeats = field(default_factory=SessionRepeats)
+
+    def _changed(self) -> None:
+        """Evidence the catalog verdict reads changed."""
+        self.version += 1
+        self.generation += 1
 
     # -- catalog -------------------------------------------------------------------------------
     def add_page(
@@ -153,7 +151,7 @@ class Session:
             self.latest = traversal
             self.open_traversals = opened(self.open_traversals, traversal)
         final = traversal.walk(page)
-        self.version += 1
+        self._changed()
         if final:
             self.open_traversals = closed(self.open_traversals, traversal)
         if page.next_cursor is None and not page.failed:
@@ -197,7 +195,7 @@ class Session:
             )
         if (server := self.server_catalog) is not None:
             server.installed(self.client_digest, self.client_digest_error, self.client_install)
-        self.version += 1
+        self._changed()
 
     def _install(self) -> tuple[str | None, str | None, InstallCheck | None]:
         """What this session exposes: its own install, else (judged on its server's discovery)
@@ -212,8 +210,16 @@ class Session:
         """The session's handshake was answered; over the network that is an authorized
         exchange that succeeded, so an earlier authorization failure no longer carries."""
         self.handshake = handshake
+        self.generation += 1
         if isinstance(handshake.authorization, AuthorizationEvidence):
             self.auth_failure = None
+
+    def authorization(self, failure: AuthorizationEvidence | None) -> None:
+        """The authorization failure that carries to the session's next calls (``None``: an
+        authorized exchange succeeded since)."""
+        if failure is not self.auth_failure:
+            self.auth_failure = failure
+            self.generation += 1
 
     def add_signal(self, at: int) -> None:
         """A ``notifications/tools/list_changed`` arrived at ``at``."""
@@ -222,14 +228,14 @@ class Session:
             self.pending_signal = at
         if self.server_catalog is not None:
             self.server_catalog.signal(at)
-        self.version += 1
+        self._changed()
 
     def join(self, catalog: ServerCatalog) -> None:
         """The handshake named this session's server: share its catalog state from now on."""
         if self.server_catalog is not catalog:
             self.leave()
             self.server_catalog = catalog
-            self.version += 1
+            self._changed()
         self.update_listening()
 
     def channel_changed(self, *, opened: bool, channel: str | None = None) -> None:
@@ -237,7 +243,7 @@ class Session:
         self.stream_ended |= channel == A.CHANNEL_SESSION and not opened
         if channel != A.CHANNEL_SESSION:
             self.channels_open = max(0, self.channels_open + (1 if opened else -1))
-        self.version += 1
+        self._changed()
         self.update_listening()
 
     def hears(self) -> bool:
@@ -281,11 +287,13 @@ class Session:
         kinds = {kept.contract for kept in self.findings}
         if len(self.findings) < MAX_FINDINGS or finding.contract not in kinds:
             self.findings = (*self.findings, finding)
-            self.version += 1
+            self._changed()
 
-    def freshness(self, now: int | None, max_age_s: float) -> Freshness:
-        """The only way ``now`` enters the catalog rules: the bounded refresh policy (a memo
-        key of the catalog verdict)."""
+    def dated(self) -> Freshness | int:
+        """What the bounded refresh policy reads of the session (:func:`._freshness.freshness`):
+        :attr:`Freshness.HEARD` or :attr:`Freshness.UNDATED` whatever the time, else when the
+        catalog judged by age was completed (ns). The same for one :attr:`generation` and one
+        version of its server."""
         if self._catalog_list_changed() is True:
             return Freshness.HEARD
         inherited = self.inherited
@@ -294,9 +302,7 @@ class Session:
         else:
             latest = self._latest()
             completed = latest.completed_at if latest is not None else None
-        if now is None or completed is None:
-            return Freshness.UNDATED
-        return Freshness.OVERDUE if now - completed > max_age_s * NS_PER_S else Freshness.IN_AGE
+        return Freshness.UNDATED if completed is None else completed
 
     def _list_changed(self) -> bool | None:
         capabilities = self.handshake.capabilities if self.handshake is not None else None
