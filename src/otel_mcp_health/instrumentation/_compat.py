@@ -23,6 +23,7 @@ from wrapt import wrap_function_wrapper
 
 from otel_mcp_health._hook_shape import mismatch
 from otel_mcp_health.instrumentation import (
+    _call_checks,
     _catalog_hooks,
     _dispatch_wrappers,
     _http_facts,
@@ -56,6 +57,7 @@ _logger = logging.getLogger(__name__)
 HOOK_MODULES = (
     _session_hooks,
     _request_hooks,
+    _call_checks,
     _result_hooks,
     _catalog_hooks,
     _http_facts,

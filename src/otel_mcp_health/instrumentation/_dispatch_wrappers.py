@@ -39,16 +39,25 @@ _logger = logging.getLogger(__name__)
 Started = tuple[Telemetry, RequestRecord, Slot | None]
 
 
+def enabled(configured: Telemetry) -> Telemetry | None:
+    """The wrapper's configuration, or ``None`` inside ``suppress_instrumentation()``: checked
+    once per request. An outer wrapper's unclaimed :class:`Slot` in this context (``call_tool``,
+    ``send_request``) means the outer wrapper checked it as its request began, and only the
+    SDK's own code ran since."""
+    slot = _state.SLOT.get()
+    if slot is not None and slot.record is None:
+        return configured
+    return active(configured)
+
+
 def begin(
-    configured: Telemetry,
-    state: _state.SessionState | None,
+    telemetry: Telemetry,
+    state: _state.SessionState,
     wire: Callable[[], tuple[Any, Any, Any]],
 ) -> Started | None:
     """Start the record of a tracked session's request from its ``wire()`` method, params and
-    call options (``None``: untracked, suppressed, or anything failed, fenced)."""
-    telemetry = active(configured) if state is not None else None
-    if state is None or telemetry is None:
-        return None
+    call options (``None``: anything failed, fenced); the caller checked that instrumentation
+    is enabled (:func:`enabled`)."""
     try:
         method, params, opts = wire()
         slot = _state.SLOT.get()
@@ -110,7 +119,7 @@ def send_raw_request(
     Server-side dispatchers in this process, untracked sessions and suppressed calls get the SDK's
     own awaitable as it is (no frame of ours in their tracebacks)."""
     state = _state.DISPATCHERS.get(instance)
-    if state is None or active(configured) is None:
+    if state is None or enabled(configured) is None:
         return wrapped(*args, **kwargs)
     return _tracked_request(configured, state, wrapped, args, kwargs)
 
@@ -206,11 +215,10 @@ def make_context(
     context is the request the peer is about to handle (never a request the server sends back:
     that one is minted by the client's own dispatcher, which is skipped here).
     """
-    record = _state.REQUEST.get()
+    record = _state.REQUEST.get()  # begun with instrumentation enabled (checked once)
     if (
         record is not None
         and record.request_id is None
-        and active(configured) is not None
         and _state.DISPATCHERS.get(getattr(instance, "_peer", None)) is record.state
     ):
         request_id = argument(args, kwargs, 1, "request_id")
@@ -225,9 +233,9 @@ def dispatcher_write(
     """``JSONRPCDispatcher._write``: the moment a request may reach the server (a cancellation
     before it is no call, after it is silence). Observed as the write is called; the SDK's own
     awaitable is handed back as it is (no extra coroutine on every write)."""
-    record = _state.REQUEST.get()
+    record = _state.REQUEST.get()  # begun with instrumentation enabled (checked once)
     # Once the request itself was written (``on_write``), later writes pass untouched.
-    if record is not None and not record.write_seen and active(configured) is not None:
+    if record is not None and not record.write_seen:
         message = argument(args, kwargs, 0, "message")
         with fence("request write"):
             _request_hooks.on_write(record, message)

@@ -15,18 +15,15 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, get_current_
 
 from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
-from otel_mcp_health.core.bounds import cap, cap_names
-from otel_mcp_health.core.catalog import missing_required
-from otel_mcp_health.core.evidence import Page, ProgressEvent, ToolCallCheck
+from otel_mcp_health.core.bounds import cap
+from otel_mcp_health.core.evidence import Page, ProgressEvent
 from otel_mcp_health.core.facts import OutputSchema, SdkEntered, SdkExit, WriteStarted
 from otel_mcp_health.core.fold import Folded, Records
-from otel_mcp_health.core.reasons import Reason
-from otel_mcp_health.instrumentation import _agent_calls, _agents, _servers, _state
+from otel_mcp_health.instrumentation import _state
 from otel_mcp_health.instrumentation._sdk import (
     HANDSHAKE_METHODS,
     HTTP_ONLY_EVIDENCE,
     NOT_HTTP_EVIDENCE,
-    SERVER_DISCOVERY,
     failure_of,
     requested_version,
 )
@@ -60,11 +57,13 @@ def begin_request(
     params = params if isinstance(params, Mapping) else {}
     target = params.get("name") if method in _NAMED_METHODS else None
     target = cap(target) if isinstance(target, str) else None  # server-chosen: bounded
-    start = state.start_attributes()
-    attrs = {A.MCP_METHOD_NAME: method, **start}
-    origin = _method_attributes(
-        attrs, telemetry, method, params=params, target=target, opts=opts, slot=slot
-    )
+    if method == "tools/call" and target is not None:
+        start, attrs = _call_attributes(telemetry, state, target, opts, slot)
+        origin = None
+    else:
+        start = state.start_attributes()
+        attrs = {A.MCP_METHOD_NAME: method, **start}
+        origin = _method_attributes(attrs, method, params=params, target=target)
     if origin == A.ORIGIN_APPLICATION:
         _state.LISTING.set(state)
     span, borrowed = _start_span(telemetry, method, target, attrs)
@@ -81,6 +80,18 @@ def begin_request(
         span_attributes=attrs,
     )
     return _claimed(record, slot)
+
+
+def _call_attributes(
+    telemetry: Telemetry, state: SessionState, tool: str, opts: Any, slot: Slot | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A ``tools/call``'s session start attributes and span start attributes: the head its
+    session built once for the tool and clocks, then what the call's own check found."""
+    deadline = opts.get("timeout") if isinstance(opts, Mapping) else None
+    deadline = deadline if isinstance(deadline, int | float) else None
+    start, head = state.call_start(tool, telemetry.idle_window_s, deadline)
+    checked = slot.attributes if slot is not None and slot.method == "tools/call" else None
+    return start, {**head, **checked} if checked else dict(head)
 
 
 def _claimed(record: RequestRecord, slot: Slot | None) -> RequestRecord:
@@ -107,25 +118,11 @@ def _start_span(
 
 
 def _method_attributes(
-    attrs: dict[str, Any],
-    telemetry: Telemetry,
-    method: str,
-    *,
-    params: Mapping[str, Any],
-    target: str | None,
-    opts: Any,
-    slot: Slot | None,
+    attrs: dict[str, Any], method: str, *, params: Mapping[str, Any], target: str | None
 ) -> str | None:
-    """What each method knows before it is sent; returns a ``tools/list`` page's origin."""
-    if method == "tools/call" and target is not None:
-        attrs[A.GEN_AI_TOOL_NAME] = target
-        attrs[A.GEN_AI_OPERATION_NAME] = A.GEN_AI_OPERATION_EXECUTE_TOOL
-        deadline = opts.get("timeout") if isinstance(opts, Mapping) else None
-        deadline = deadline if isinstance(deadline, int | float) else None
-        attrs.update(_codec.encode_clocks(telemetry.idle_window_s, deadline))
-        if slot is not None and slot.method == method:
-            attrs.update(slot.attributes)
-    elif method == "prompts/get" and target is not None:
+    """What each method but a named ``tools/call`` (:meth:`SessionState.call_start`) knows
+    before it is sent; returns a ``tools/list`` page's origin."""
+    if method == "prompts/get" and target is not None:
         attrs[A.GEN_AI_PROMPT_NAME] = target
     elif method == "tools/list":
         origin = A.ORIGIN_INTERNAL if _state.INTERNAL.get() else A.ORIGIN_APPLICATION
@@ -155,44 +152,6 @@ def _is_outer_client_span(span: Any, method: str) -> bool:
         return False
     attributes = getattr(span, "attributes", None)
     return isinstance(attributes, Mapping) and attributes.get(A.MCP_METHOD_NAME) == method
-
-
-def before_call(state: SessionState, slot: Slot, name: Any, arguments: Any) -> None:
-    """Call-time contract check (docs/model.md#catalog) against the last complete discovery: the
-    session's own, else its server's (a fresh session per call checks as one that listed).
-
-    Only the tool name and the *names* of the arguments are looked at; the fact and the missing
-    property names go on the span, argument values never leave this function. When an agent's
-    model request offered tools of the call's server, what that agent was offered is compared
-    with the same discovery (docs/model.md#agents).
-    """
-    found = _servers.discovered(state) if isinstance(name, str) else None
-    if found is None and _servers.forgotten(state):
-        # Nothing to check against, though its server was discovered: missing evidence, never
-        # a call that passed its checks (docs/model.md#scope).
-        slot.missing = (SERVER_DISCOVERY,)
-    if found is None or not isinstance(name, str):
-        return
-    if _agents.AGENTS.active:  # the one check a call pays when no model request was recorded
-        slot.attributes.update(_agent_calls.call_attributes(state, name, found, arguments))
-    if found.approval is not None and (name in found.tools or found.approval.unapproved(name)):
-        # Judged against the same discovery (docs/model.md#approval). A tool that discovery did
-        # not list (removed, hidden, misnamed) has no definition to approve: no claim, the
-        # call-time contract check (unknown_tool_called) judges it.
-        slot.attributes.update(_codec.encode_call_approval(found.approval, name))
-    tool = found.tools.get(name)
-    if tool is None:
-        check = ToolCallCheck(name=cap(name), contract=Reason.UNKNOWN_TOOL_CALLED)
-        slot.attributes.update(_codec.encode_tool_call_check(check))
-        return
-    slot.read_only = tool.read_only
-    missing = missing_required(tool.required, arguments if isinstance(arguments, Mapping) else ())
-    if not missing:
-        slot.attributes.update(_codec.encode_contract(None))
-        return
-    names = tuple(cap_names(missing))
-    check = ToolCallCheck(name=cap(name), contract=Reason.MISSING_REQUIRED_ARGUMENT, missing=names)
-    slot.attributes.update(_codec.encode_tool_call_check(check))
 
 
 def progress_tap(record: RequestRecord, callback: ProgressCallback) -> ProgressCallback:

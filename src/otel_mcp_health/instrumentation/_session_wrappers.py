@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from otel_mcp_health.instrumentation import (
+    _call_checks,
     _outcomes,
     _request_hooks,
     _result_hooks,
@@ -105,7 +106,7 @@ async def _observed_call(
     slot = Slot(method="tools/call")
     name, arguments = argument(args, kwargs, 0, "name"), argument(args, kwargs, 1, "arguments")
     with fence("contract check"):
-        _request_hooks.before_call(state, slot, name, arguments)
+        _call_checks.before_call(state, slot, name, arguments)
     with fence("retry check"):
         _outcomes.before_call(state, slot, name, arguments)
     slot_token, internal_token = _state.SLOT.set(slot), _state.INTERNAL.set(True)

@@ -30,7 +30,12 @@ from opentelemetry.metrics import Histogram
 from opentelemetry.trace import Span, Tracer
 
 from otel_mcp_health import attributes as A
-from otel_mcp_health._codec import Connection, encode_connection, encode_superseded
+from otel_mcp_health._codec import (
+    Connection,
+    encode_clocks,
+    encode_connection,
+    encode_superseded,
+)
 from otel_mcp_health.core.bounds import LabelBudget
 from otel_mcp_health.core.facts import Fact
 from otel_mcp_health.core.fold import Records, records
@@ -41,6 +46,7 @@ from otel_mcp_health.instrumentation._keyed import KeyedHash
 
 if TYPE_CHECKING:  # a session holds its discovery; the registry of them imports this module
     from otel_mcp_health.instrumentation._approval import Pins
+    from otel_mcp_health.instrumentation._call_checks import CallPlans
     from otel_mcp_health.instrumentation._servers import Discovered
     from otel_mcp_health.instrumentation._traversals import Traversal
 
@@ -55,6 +61,9 @@ def cursor_hash(cursor: str) -> str:
 
 #: Duration label sets a session keeps (distinct method, tool and error type combinations).
 _MAX_LABEL_SETS = 256
+#: ``tools/call`` span heads a session keeps (distinct tools and clocks); when full it starts
+#: afresh (a head is rebuilt from the same inputs).
+_MAX_HEADS = 256
 #: Open labels of the duration histograms: the common ones (:data:`A.OPEN_LABELS`), the server
 #: name (with address and port, the server's exported label; the processor's counters carry it
 #: too, ``processor.metrics.OPEN_LABELS``), and the two only these carry: ``error.type`` (an
@@ -137,6 +146,13 @@ class SessionState:
     _labels: dict[tuple[Any, ...], dict[str, Any]] = field(
         default_factory=dict, init=False, repr=False
     )
+    #: The first attributes of a ``tools/call`` span by (tool, idle window, deadline), with the
+    #: same lifetime (:meth:`call_start`).
+    _heads: dict[tuple[Any, ...], dict[str, Any]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    #: The call plans of the discovery its calls were last judged on (:mod:`._call_checks`).
+    call_plans: CallPlans | None = field(default=None, repr=False)
 
     def connection_attributes(self) -> dict[str, Any]:
         """Version, transport and server identity: on every span and duration of the session.
@@ -171,6 +187,25 @@ class SessionState:
                 self._labels[key] = labels
         return labels
 
+    def call_start(
+        self, tool: str, idle_window_s: float | None, deadline_s: float | None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The session's start attributes (:meth:`start_attributes`) and, built once per session
+        state, tool and clocks, the first attributes of a ``tools/call`` span: method, the
+        session's, tool and operation names, clocks (both shared and read-only)."""
+        self._refresh()
+        key = (tool, idle_window_s, deadline_s)
+        head = self._heads.get(key)
+        if head is None:
+            head = {A.MCP_METHOD_NAME: "tools/call", **self._start}
+            head[A.GEN_AI_TOOL_NAME] = tool
+            head[A.GEN_AI_OPERATION_NAME] = A.GEN_AI_OPERATION_EXECUTE_TOOL
+            head.update(encode_clocks(idle_window_s, deadline_s))
+            if len(self._heads) >= _MAX_HEADS:
+                self._heads.clear()
+            self._heads[key] = head
+        return self._start, head
+
     def _refresh(self) -> None:
         version = self.current_protocol_version()
         target = self.server_target()
@@ -202,7 +237,7 @@ class SessionState:
         if self.session_id is not None:
             start[A.MCP_SESSION_ID] = self.session_id
         self._start, self._built_from = start, built_from
-        self._labels = {}
+        self._labels, self._heads = {}, {}
 
     def current_protocol_version(self) -> str | None:
         """The negotiated version: the session's own view first, then what the handshake said."""

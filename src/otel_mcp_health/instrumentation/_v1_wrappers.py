@@ -62,8 +62,11 @@ async def send_request(
     """``ClientSession.send_request`` (``BaseSession``'s): one record and span per request; learns
     its id before the write."""
     state = _state.SESSIONS.get(instance)
-    started = _dispatch_wrappers.begin(
-        configured, state, lambda: _wire_request(instance, args, kwargs)
+    telemetry = _dispatch_wrappers.enabled(configured) if state is not None else None
+    started = (
+        _dispatch_wrappers.begin(telemetry, state, lambda: _wire_request(instance, args, kwargs))
+        if telemetry is not None and state is not None
+        else None
     )
     if started is None:
         return await wrapped(*args, **kwargs)
