@@ -127,7 +127,8 @@ class Engine:
         method = _spans.method(attrs)
         if method == TOOLS_CALL:
             verdicts = self._judge_call(span, attrs, session)
-            return _verdicts.with_server_name(verdicts, attrs, session.server.label.name)
+            _verdicts.add_server_name(verdicts, attrs, session.server.label.name)
+            return verdicts
         if method == TOOLS_LIST:
             return self._judge_page(span, attrs, session)
         if method in _HANDSHAKES or span.name == A.CONNECT_SPAN_NAME:
@@ -259,6 +260,9 @@ class Engine:
     def _count_call(self, session: Session, decoded: Decoded, judged: Judged) -> None:
         """``mcp_health.calls`` and ``mcp_health.outcomes``, through cells kept per judgement."""
         label = session.server.label
+        if label is judged.last_label:
+            self._metrics.count(judged.last_cells)
+            return
         cells = judged.cells.get(label)
         if cells is None:
             if len(judged.cells) >= MAX_CELLS:
@@ -270,6 +274,7 @@ class Engine:
                 method=decoded.method,
                 server=_server_labels(session),
             )
+        judged.last_label, judged.last_cells = label, cells
         self._metrics.count(cells)
 
     def _judge_reconciliation(

@@ -145,6 +145,10 @@ class Judged:
     authorization: LayerStatus | None
     #: The counter cells of ``mcp_health.calls`` and ``mcp_health.outcomes``, per server label.
     cells: dict[Any, Any] = field(default_factory=dict)
+    #: The server label counted last and its cells (most calls of a judgement are of one server:
+    #: an identity check instead of hashing the label).
+    last_label: Any = None
+    last_cells: Any = None
 
 
 @dataclass(slots=True, eq=False)

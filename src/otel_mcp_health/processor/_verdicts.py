@@ -37,16 +37,13 @@ _SAFE_EXCEPTION_KEYS = frozenset({A.EXCEPTION_TYPE, "exception.escaped"})
 # ----------------------------------------------------------------------------------------------
 # Results → attributes
 # ----------------------------------------------------------------------------------------------
-def with_server_name(
-    verdicts: dict[str, Any], attrs: Attributes, server: str | None
-) -> dict[str, Any]:
-    """A judged call's verdicts plus the server's name (from its session's handshake) when its
-    span does not carry it, so that span metrics group by the exported server label
-    (``server.address``, ``server.port``, ``mcp_health.server.name``). ``verdicts`` may be a
-    memoized dict: it is never changed."""
-    if not verdicts or server is None or A.SERVER_NAME in attrs:
-        return verdicts
-    return {**verdicts, A.SERVER_NAME: server}
+def add_server_name(verdicts: dict[str, Any], attrs: Attributes, server: str | None) -> None:
+    """Add to a judged call's verdicts (a dict of its own, never a memoized one) the server's
+    name (from its session's handshake) when its span does not carry it, so that span metrics
+    group by the exported server label (``server.address``, ``server.port``,
+    ``mcp_health.server.name``)."""
+    if verdicts and server is not None and A.SERVER_NAME not in attrs:
+        verdicts[A.SERVER_NAME] = server
 
 
 def catalog_and_readiness_attributes(
