@@ -65,10 +65,10 @@ def argument(args: Args, kwargs: Kwargs, index: int, name: str) -> Any:
     return args[index] if len(args) > index else kwargs.get(name)
 
 
-class fence:  # noqa: N801 - used like a function: ``with fence("what"): hooks.call(...)``
+class _Fence:
     """The host-first fence around one call of our own logic: an ``Exception`` raised in the
-    block is logged at debug level and forgotten; anything else (a cancellation) passes. One
-    ``with`` per hook call, so each fenced call stays visible where it is made."""
+    block is logged at debug level and forgotten; anything else (a cancellation) passes. It
+    holds nothing but its name, so one per name serves every block, task and thread."""
 
     __slots__ = ("what",)
 
@@ -89,6 +89,19 @@ class fence:  # noqa: N801 - used like a function: ``with fence("what"): hooks.c
             exc_info=(kind, exc, tb),  # type: ignore[arg-type]
         )
         return True
+
+
+#: One fence per name (the names are the literals of the ``with fence(...)`` blocks).
+_FENCES: dict[str, _Fence] = {}
+
+
+def fence(what: str) -> _Fence:
+    """The fence named ``what``: ``with fence("what"): hooks.call(...)``, one ``with`` per hook
+    call, so each fenced call stays visible where it is made."""
+    found = _FENCES.get(what)
+    if found is None:
+        found = _FENCES[what] = _Fence(what)
+    return found
 
 
 #: The hooks the factory-built wrappers call (module, function), for the seam's test.
