@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from opentelemetry.sdk.trace import Event, ReadableSpan
 
-from otel_mcp_health import _codec
+from otel_mcp_health import _codec, _sdkspan
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.contract import VERDICT_RULES
@@ -39,7 +39,7 @@ from otel_mcp_health.core.vocabulary import (
     FirstFailedLayer,
     LayerStatus,
 )
-from otel_mcp_health.processor import _sdkspan, _spans, _verdicts
+from otel_mcp_health.processor import _spans, _verdicts
 from otel_mcp_health.processor._incidents import Incidents, SilentCall, SilentCalls
 from otel_mcp_health.processor._memo import MAX_CELLS, CallMemo, Decoded, Judged, judgement
 from otel_mcp_health.processor._servers import ServerCatalogs
