@@ -12,6 +12,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span
 from tests.integration.mcp_health_servers import build_server
 from tests.integration.mcp_health_support import Captured
 
+from otel_mcp_health import _sdkspan
 from otel_mcp_health import attributes as A
 from otel_mcp_health.instrumentation import _request_hooks
 from otel_mcp_health.processor._spans import INSTRUMENTATION_SCOPE
@@ -21,13 +22,17 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 def writes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, tuple[str, ...]]]:
-    """Every attribute write on a span of ours after its start: (span name, call, keys)."""
+    """Every attribute write on a span of ours after its start: (span name, call, keys); a
+    write straight into the SDK's store (``_sdkspan.write``) is one write, whichever way it
+    goes."""
     log: list[tuple[str, str, tuple[str, ...]]] = []
-    set_attributes, set_attribute = Span.set_attributes, Span.set_attribute
+    set_attributes, set_attribute, write = Span.set_attributes, Span.set_attribute, _sdkspan.write
+    inside: list[bool] = []
 
     def ours(span: Span) -> bool:
-        return span.instrumentation_scope is not None and (
-            span.instrumentation_scope.name == INSTRUMENTATION_SCOPE
+        return not inside and (
+            span.instrumentation_scope is not None
+            and span.instrumentation_scope.name == INSTRUMENTATION_SCOPE
         )
 
     def spy_many(self: Span, attributes: Any) -> None:
@@ -40,8 +45,18 @@ def writes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str, tuple[str, .
             log.append((self.name, "set_attribute", (key,)))
         set_attribute(self, key, value)
 
+    def spy_write(span: Span, attributes: Any) -> None:
+        if ours(span):
+            log.append((span.name, "set_attributes", tuple(attributes)))
+        inside.append(True)
+        try:
+            write(span, attributes)
+        finally:
+            inside.pop()
+
     monkeypatch.setattr(Span, "set_attributes", spy_many)
     monkeypatch.setattr(Span, "set_attribute", spy_one)
+    monkeypatch.setattr(_sdkspan, "write", spy_write)
     return log
 
 

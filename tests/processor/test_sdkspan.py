@@ -9,8 +9,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
+from otel_mcp_health import _sdkspan
 from otel_mcp_health import attributes as A
-from otel_mcp_health.processor import McpHealthSpanProcessor, _sdkspan, _spans
+from otel_mcp_health.processor import McpHealthSpanProcessor, _spans
 from otel_mcp_health.processor._spans import INSTRUMENTATION_SCOPE
 
 

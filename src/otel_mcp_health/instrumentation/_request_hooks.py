@@ -13,7 +13,7 @@ from typing import Any
 
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, get_current_span
 
-from otel_mcp_health import _codec
+from otel_mcp_health import _codec, _sdkspan
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.bounds import cap
 from otel_mcp_health.core.evidence import Page, ProgressEvent
@@ -108,13 +108,22 @@ def _claimed(record: RequestRecord, slot: Slot | None) -> RequestRecord:
 def _start_span(
     telemetry: Telemetry, method: str, target: str | None, attrs: dict[str, Any]
 ) -> tuple[Span, bool]:
-    """The request's CLIENT span, or an outer library's span for it (``True``: borrowed)."""
+    """The request's CLIENT span, or an outer library's span for it (``True``: borrowed). Ours
+    starts without its attributes and gets them written at once where nothing looks at a span
+    while it starts (the same span, without the SDK re-validating them: ``_sdkspan``)."""
     outer = get_current_span()
     if _is_outer_client_span(outer, method):
         outer.set_attributes(attrs)
         return outer, True
     name = f"{method} {target}" if target is not None else method
-    return telemetry.tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attrs), False
+    tracer, writes = telemetry.tracer, telemetry.start_writes
+    if writes is None:
+        writes = telemetry.start_writes = _sdkspan.StartWrites(tracer)
+    if not writes.holds():
+        return tracer.start_span(name, kind=SpanKind.CLIENT, attributes=attrs), False
+    span = tracer.start_span(name, kind=SpanKind.CLIENT)
+    _sdkspan.write(span, attrs)
+    return span, False
 
 
 def _method_attributes(
@@ -344,7 +353,10 @@ def _write_evidence(record: RequestRecord, built: Records, request: dict[str, An
         attrs.update(_codec.encode_page_result(built.page))
     attrs.update(request)
     span = record.span
-    span.set_attributes(attrs)
+    if record.borrowed:
+        span.set_attributes(attrs)  # another library's span: its owner's way
+    else:
+        _sdkspan.write(span, attrs)
     if seen.error_type is not None:
         span.set_status(Status(StatusCode.ERROR))
     # A borrowed span's owner records the exception that leaves its block itself (FastMCP does):

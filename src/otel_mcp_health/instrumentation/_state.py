@@ -36,6 +36,7 @@ from otel_mcp_health._codec import (
     encode_connection,
     encode_superseded,
 )
+from otel_mcp_health._sdkspan import StartWrites
 from otel_mcp_health.core.bounds import LabelBudget
 from otel_mcp_health.core.facts import Fact
 from otel_mcp_health.core.fold import Records, records
@@ -89,6 +90,9 @@ class Telemetry:
     missing_evidence: tuple[str, ...] = ()
     #: The approved catalog discoveries are judged with (``None``: none configured).
     pins: Pins | None = None
+    #: Whether the tracer's request spans may start without attributes and get them written
+    #: right after (decided at the first request, kept: ``_sdkspan.StartWrites``).
+    start_writes: StartWrites | None = None
 
 
 #: Set by ``_instrument``, cleared by ``_uninstrument``.

@@ -15,13 +15,13 @@ from typing import Any
 
 from opentelemetry.sdk.trace import Event, ReadableSpan
 
-from otel_mcp_health import _codec
+from otel_mcp_health import _codec, _sdkspan
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.evidence import AuthorizationEvidence, ProgressEvidence
 from otel_mcp_health.core.progress import ProgressSummary, clocks, summarize
 from otel_mcp_health.core.session import judge_in_session
 from otel_mcp_health.core.vocabulary import NS_PER_S
-from otel_mcp_health.processor import _repeats, _sdkspan
+from otel_mcp_health.processor import _repeats
 from otel_mcp_health.processor._memo import CallMemo, Decoded, Judged
 from otel_mcp_health.processor._memo import judgement as judged_now
 from otel_mcp_health.processor._repeats import Repeat

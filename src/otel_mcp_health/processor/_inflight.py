@@ -1,9 +1,12 @@
 """Open ``tools/call`` spans for the in-flight gauge (processor shell, private).
 
 The processor keeps, per open span, ``span id -> (span, session key)``: the key of one of our
-``tools/call`` spans is known at its start; another library's CLIENT span is kept with ``None``,
-because our instrumentation may enrich it with a session key once its request starts (it is a
-live call only if it then carries our evidence, read when counting). The map needs no lock: each
+``tools/call`` spans is known at its start when the span starts with its attributes; one of our
+spans that starts without them (the instrumentation writes them right after, where nothing looks
+at them in between: ``otel_mcp_health._sdkspan.StartWrites``) and another library's CLIENT span
+are kept with ``None``, because their method and session key are known only once the request
+started (a span is a live call only if it then carries our ``tools/call`` evidence, read when
+counting). The map needs no lock: each
 dict operation is atomic (the GIL, or the dict's own lock on free-threaded builds), readers
 iterate over a snapshot, and the bound may be overshot by one per thread starting a span at that
 very moment.
@@ -19,10 +22,10 @@ from typing import Final
 
 from opentelemetry.sdk.trace import Span
 
-from otel_mcp_health import _codec
+from otel_mcp_health import _codec, _sdkspan
 from otel_mcp_health.core.progress import clocks
 from otel_mcp_health.core.vocabulary import TOOLS_CALL, LiveState
-from otel_mcp_health.processor import _sdkspan, _spans
+from otel_mcp_health.processor import _spans
 
 _logger = logging.getLogger(__name__)
 #: Live ``tools/call`` spans tracked at once.
@@ -35,10 +38,16 @@ Live = dict[int, tuple[Span, str | None]]
 
 
 def track(live: Live, span: Span) -> None:
-    """One of our spans starts: kept while open if it is a ``tools/call``."""
+    """One of our spans starts: kept while open if it is a ``tools/call``, or may be one (it
+    carries no method yet)."""
     attrs = _sdkspan.open_attributes(span)
-    if _spans.method(attrs) == TOOLS_CALL and len(live) < MAX_LIVE:
+    method = _spans.method(attrs)
+    if len(live) >= MAX_LIVE:
+        return
+    if method == TOOLS_CALL:
         live[span.context.span_id] = (span, _spans.session_key(attrs))
+    elif method is None:
+        live[span.context.span_id] = (span, None)
 
 
 def room_for_foreign(live: Live) -> bool:

@@ -129,6 +129,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import operator
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -138,10 +139,10 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import SpanKind
 
-from otel_mcp_health import _options
+from otel_mcp_health import _options, _sdkspan
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.vocabulary import NS_PER_S
-from otel_mcp_health.processor import _inflight, _sdkspan, _spans, _verdicts
+from otel_mcp_health.processor import _inflight, _spans, _verdicts
 from otel_mcp_health.processor._engine import Engine
 from otel_mcp_health.processor._held import HeldCalls
 from otel_mcp_health.processor._store import SessionStore
@@ -368,6 +369,11 @@ class McpHealthSpanProcessor(SpanProcessor):
 
 
 __all__ = ["McpHealthSpanProcessor"]
+
+# Its ``on_start`` needs no attribute of a starting span (one of ours that starts without them is
+# tracked until they are written: ``_inflight.track``), so spans may start without attributes
+# where it is the looker, as far as the processors it owns allow.
+_sdkspan.OWNERS[McpHealthSpanProcessor] = operator.attrgetter("_downstream")
 
 
 def _downstream_raised(processor: SpanProcessor, method: str, error: Exception) -> None:

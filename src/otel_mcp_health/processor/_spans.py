@@ -12,9 +12,9 @@ from typing import Final
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind
 
+from otel_mcp_health import _sdkspan
 from otel_mcp_health import attributes as A
 from otel_mcp_health._codec import Attributes, decode_origin, read_str
-from otel_mcp_health.processor import _sdkspan
 
 # ----------------------------------------------------------------------------------------------
 # Recognising our spans

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.trace import Status, StatusCode
 
+from otel_mcp_health import _sdkspan
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.calls import CallResult
 from otel_mcp_health.core.catalog import CatalogResult
@@ -22,7 +23,6 @@ from otel_mcp_health.core.contract import readiness
 from otel_mcp_health.core.progress import ProgressSummary
 from otel_mcp_health.core.rules import Decision
 from otel_mcp_health.core.vocabulary import FirstFailedLayer, Verdict
-from otel_mcp_health.processor import _sdkspan
 
 if TYPE_CHECKING:  # the sessions import the memo, which writes verdicts
     from otel_mcp_health.processor._sessions import Session
