@@ -124,8 +124,11 @@ bench: $(STAMP)
 	@for script in $(filter-out %/bench_instructions.py,$(wildcard benchmarks/bench_*.py)); do \
 	  $(BIN)/python $$script || exit 1; done
 
-## Instructions per in-process call under callgrind (~8 min; needs valgrind): the per-call work,
-## which the load of a shared machine does not move. Results beside make bench's.
+## Instructions per in-process call under callgrind (needs valgrind; about half an hour on two
+## shared cores): the per-call work, which the load of a shared machine does not move, with CPU
+## time per call beside it, ours against the targets, the instrumentation/processor split, and a
+## tools/list page, a 1,000-page traversal and many sessions at once against plain. Results
+## beside make bench's.
 bench-instructions: $(STAMP)
 	$(BIN)/python benchmarks/bench_instructions.py
 

@@ -56,14 +56,17 @@ def _shown(ratio: float | None, line: str) -> str:
 
 
 def rows(counts: dict[Counted, float], rounds: list[dict[Counted, float]]) -> list[list[str]]:
-    """One row per configuration: its instructions and CPU time, and what it adds."""
+    """One row per configuration: its instructions and CPU time (the median over rounds), and
+    what it adds (in CPU time, the median of the per-round differences)."""
     out = []
     for counted, value in counts.items():
         line = counted.config.line
         base = _find(counts, "baseline", line) or value
         cpu = [r[counted] for r in rounds if counted in r]
-        cpu_base = [
-            r[c] for r in rounds for c in r if (c.kind, c.config.line) == ("baseline", line)
+        cpu_added = [
+            r[counted] - low
+            for r in rounds
+            if counted in r and (low := _find(r, "baseline", line)) is not None
         ]
         against = (
             ""
@@ -84,7 +87,7 @@ def rows(counts: dict[Counted, float], rounds: list[dict[Counted, float]]) -> li
                 f"{(value - base) / 1000:+,.0f} k",
                 against,
                 f"{median(cpu):.0f}" if cpu else "-",
-                f"{median(cpu) - median(cpu_base):+.0f}" if cpu and cpu_base else "-",
+                f"{median(cpu_added):+.0f}" if cpu_added else "-",
                 cpu_against,
             ]
         )

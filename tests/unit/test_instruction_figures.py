@@ -62,9 +62,11 @@ def test_cpu_ratios_are_the_median_of_the_per_round_ratios(figures: ModuleType) 
     counts = _counts(figures)
     rounds = [{c: v / 10_000 for c, v in counts.items()} for _ in range(3)]
     ours = next(c for c in counts if (c.kind, c.config.line) == ("ours", "1.30"))
-    rounds[0][ours] = 300.0  # one disturbed round: +160 µs, 5.33x Traceloop's +30 µs
+    base = next(c for c in counts if (c.kind, c.config.line) == ("baseline", "1.30"))
+    rounds[0][ours] = 300.0  # a disturbed round: +160 µs, 5.33x Traceloop's +30 µs
+    rounds[2][base] = 100.0  # another: +100 µs, 1.43x Traceloop's +70 µs
     row = next(r for r in figures.rows(counts, rounds) if r[1] == ours.label and "1.30" in r[0])
-    assert row[6:] == ["200", "+60", "2.00x"]
+    assert row[6:] == ["200", "+100", "2.00x"]  # medians of 300/200/200, 160/60/100, 5.33/2/1.43
 
 
 def test_a_missing_peer_reads_as_unmeasured_not_as_a_ratio(figures: ModuleType) -> None:
