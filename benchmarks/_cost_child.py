@@ -1,13 +1,20 @@
 """One measured process of the cost gate (``cost_gate.py``), run under callgrind.
 
-``python _cost_child.py MODE COUNT`` does one warm-up, then MODE's unit of work COUNT times, and
-nothing else: the gate runs it with two counts and divides the difference in instructions by the
-difference in counts (start-up, imports and the warm-up cancel out). Modes:
+``python _cost_child.py MODE COUNT [KIND]`` does one warm-up, then MODE's unit of work COUNT
+times, and nothing else: the gate runs it with two counts and divides the difference in
+instructions by the difference in counts (start-up, imports and the warm-up cancel out). ``KIND``
+is a set-up of ``_peers/child.py``: ``ours`` (the default) or ``baseline`` (a TracerProvider and
+no instrumentation of ours), for the modes that run sessions. Modes:
 
 * ``call``: an in-process ``tools/call`` of ``lookup`` (the instrumentation with the span
   processor in front of an exporter that does nothing: ``_peers/child.py``'s ``ours``), on the
   ``mcp`` line of this interpreter (1.x or 2.x);
 * ``list``: an in-process ``tools/list`` page (five tools), the same set-up;
+* ``traversal``: a ``tools/list`` traversal of :data:`PAGES` one-tool pages in process (the bench
+  server's paged catalog, followed by ``nextCursor``), after a warm one in the same session
+  (``mcp`` 2.x);
+* ``sessions``: COUNT in-process sessions at once, each listing the tools and making
+  :data:`SESSION_CALLS` calls, after one such session alone;
 * ``digest``: a cold digest of the typical catalog (``_catalogs.make_typical_catalog``, 1,000
   tools, as parsed JSON): a fresh ``CatalogDigester`` each time;
 * ``rfc8785``: the reference recipe on the same catalog (project, sort, ``rfc8785.dumps``,
@@ -21,10 +28,13 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE / "_peers")]
 WARMUP = 20
+PAGES = 1000
+SESSION_CALLS = 3
 
 
 def _digest(reference: bool) -> Callable[[], object]:
@@ -43,10 +53,56 @@ def _digest(reference: bool) -> Callable[[], object]:
     return recipe
 
 
-async def _session(mode: str, count: int) -> None:
+async def _traverse(client: Any) -> None:
+    """List every page, following ``nextCursor`` as an application does."""
+    cursor: str | None = None
+    pages = 0
+    while True:
+        result = await client.list_tools(cursor=cursor)
+        pages += 1
+        cursor = result.next_cursor
+        if cursor is None:
+            break
+    if pages != PAGES:
+        raise SystemExit(f"the traversal had {pages} pages, expected {PAGES}")
+
+
+async def _traversals(count: int) -> None:
+    from mcp import Client
+
+    from _server import build_server
+
+    async with Client(build_server(PAGES), mode="legacy") as client:
+        for _ in range(1 + count):
+            await _traverse(client)
+
+
+async def _sessions(count: int) -> None:
+    import anyio
     import child
 
-    child._setup("ours", child._NoOpExporter())
+    async def one() -> None:
+        async with child._clients("")["in-process"]() as client:
+            await client.list_tools()
+            for _ in range(SESSION_CALLS):
+                await client.call_tool("lookup", child.ARGUMENTS)
+
+    await one()
+    async with anyio.create_task_group() as group:
+        for _ in range(count):
+            group.start_soon(one)
+
+
+async def _session(mode: str, count: int, kind: str) -> None:
+    import child
+
+    child._setup(kind, child._NoOpExporter())
+    if mode == "traversal":
+        await _traversals(count)
+        return
+    if mode == "sessions":
+        await _sessions(count)
+        return
     async with child._clients("")["in-process"]() as client:
         await client.list_tools()
         for _ in range(WARMUP + count):
@@ -66,7 +122,7 @@ def main() -> int:
         return 0
     import anyio
 
-    anyio.run(_session, mode, count)
+    anyio.run(_session, mode, count, sys.argv[3] if len(sys.argv) > 3 else "ours")
     return 0
 
 

@@ -16,6 +16,15 @@ ending it through a ``SimpleSpanProcessor`` to an exporter that does nothing, wi
 attributes given at the start and at the end, in the ``ours-1.30`` venv. Results:
 ``benchmarks/.results/instructions.md``.
 
+The same run reports, beside the counts: each configuration's CPU time per call (for honesty: the
+same child in the same venv without valgrind, mode ``time``, in-process only, :data:`CPU_ROUNDS`
+rounds in a rotated order; per child the least disturbed of five slices, per configuration the
+median over rounds, each ratio the median of the per-round ratios); ours against the targets in
+both measures (``_instruction_figures.py`` reads the figures); what the instrumentation alone adds
+and what the span processor adds on top; and the work of three other units (:data:`ELSEWHERE`:
+a ``tools/list`` page, a 1,000-page traversal, a session among many at once), counted the same
+way on ``_cost_child.py`` in the 2.3 venvs, ours against plain (the baseline's set-up).
+
 Per LLM request (:data:`OFFERED_TOOLS`): what reading the tools a request offers adds
 (``otel_mcp_health.model_requests``), measured the same way (with :data:`REQUESTS_FEW` and
 :data:`REQUESTS_MANY` requests) on ``_model_request_child.py``:
@@ -37,9 +46,9 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from _common import HERE, Report
+from _instruction_figures import Counted, rows, split_rows, target_rows
 from bench_peers import CONFIGS, Config, ensure_venv
 
 FEW, MANY = 5, 405
@@ -79,20 +88,17 @@ SPAN_SCRIPT = textwrap.dedent(
 OFFERED_TOOLS = (10, 100)
 REQUESTS_FEW, REQUESTS_MANY = 5, 85
 COLLECTED = re.compile(r"Collected : (\d+)")
+CPU_ROUNDS = 3
+CPU_CALLS = 200
+#: Other units whose cost must not rise: (label, ``_cost_child.py`` mode, few, many), counted in
+#: the 2.3 venvs; one unit = (count(many) - count(few)) / (many - few).
+ELSEWHERE = (
+    ("a `tools/list` page (five tools)", "list", 5, 105),
+    ("a 1,000-page `tools/list` traversal, in process", "traversal", 0, 1),
+    ("a session (list + 3 calls) among 20 → 220 in-process sessions at once", "sessions", 20, 220),
+)
 #: A process's command line, given how many calls (or spans) it makes.
 Command = Callable[[int], list[str]]
-
-
-@dataclass(frozen=True)
-class Counted:
-    config: Config
-    kind: str  # the child's kind: ours-instrumentation runs in the ours venv
-
-    @property
-    def label(self) -> str:
-        if self.kind == "ours-instrumentation":
-            return "otel-mcp-health, instrumentation only (no span processor)"
-        return self.config.label
 
 
 def _counted() -> list[Counted]:
@@ -140,29 +146,63 @@ def _child(counted: Counted) -> Command:
     return command
 
 
+def _cost_child(config: Config, mode: str) -> Command:
+    kind = "ours" if config.kind == "ours" else "baseline"
+    child = str(HERE / "_cost_child.py")
+    return lambda count: [str(config.python), child, mode, str(count), kind]
+
+
+def _cpu_us(counted: Counted) -> float:
+    """CPU µs per in-process call of one fresh child, without valgrind (its least disturbed
+    slice), in the environment the counted children run in."""
+    job = {"kind": counted.kind, "mode": "time", "url": "", "warmup": 20, "slices": 5}
+    job["calls"] = {"in-process": CPU_CALLS}
+    proc = subprocess.run(
+        [str(counted.config.python), str(HERE / "_peers" / "child.py"), json.dumps(job)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+        timeout=600,
+        check=False,
+    )
+    for line in proc.stdout.splitlines():
+        if line.startswith("PEERS-RESULT "):
+            result = json.loads(line.removeprefix("PEERS-RESULT "))
+            if "in-process" in result:
+                return float(result["in-process"]["cpu_us"])
+            raise RuntimeError(f"{counted.label}: {result}")
+    raise RuntimeError(f"{counted.label}: exit {proc.returncode}: {proc.stderr[-300:]}")
+
+
+def _cpu_rounds(counted: list[Counted]) -> list[dict[Counted, float]]:
+    """:data:`CPU_ROUNDS` rounds, one fresh child per configuration each, in a rotated order."""
+    rounds = []
+    for index in range(CPU_ROUNDS):
+        shift = index % len(counted)
+        rounds.append({c: _cpu_us(c) for c in [*counted[shift:], *counted[:shift]]})
+    return rounds
+
+
 def _span(first: int, last: int) -> Command:
     python = next(config.python for config in CONFIGS if config.name == "ours-1.30")
     return lambda count: [str(python), "-c", SPAN_SCRIPT, str(first), str(last), str(count)]
 
 
-def _rows(counts: dict[Counted, float]) -> list[list[str]]:
-    bases = {c.config.line: v for c, v in counts.items() if c.kind == "baseline"}
-    peer = next((v for c, v in counts.items() if c.kind == "traceloop"), None)
+def _elsewhere_rows() -> list[list[str]]:
+    """The :data:`ELSEWHERE` units, plain (the baseline's set-up) and ours, on mcp 2.3."""
+    by_name = {config.name: config for config in CONFIGS}
+    plain, ours = by_name["baseline-2.3"], by_name["ours-2.3"]
     rows = []
-    for counted, value in counts.items():
-        line = counted.config.line
-        base = bases[line]
-        against_peer = ""
-        if line == "1.30" and counted.kind != "baseline" and peer is not None:
-            against_peer = f"{(value - base) / (peer - base):.2f}x"
+    for label, mode, few, many in ELSEWHERE:
+        base = _per_call(_cost_child(plain, mode), few, many)
+        value = _per_call(_cost_child(ours, mode), few, many)
         rows.append(
             [
-                f"mcp {line}",
-                counted.label,
+                label,
+                f"{base / 1000:,.0f} k",
                 f"{value / 1000:,.0f} k",
                 f"{value / base:.3f}x",
                 f"{(value - base) / 1000:+,.0f} k",
-                against_peer,
             ]
         )
     return rows
@@ -222,18 +262,51 @@ def main() -> int:
     counted = [c for c in _counted() if ensure_venv(c.config) is None]
     counts = {c: _per_call(_child(c)) for c in counted}
     spans = {label: _per_call(_span(first, last)) for label, first, last in SPANS}
+    elsewhere = _elsewhere_rows()
+    rounds = _cpu_rounds(counted)
     report.add(
         f"- per call: (instructions with {MANY} calls - with {FEW} calls) / {MANY - FEW}, each "
         "process under `valgrind --tool=callgrind`, `PYTHONHASHSEED=0`; the venvs of "
         "`bench_peers.py`; the server runs in the same process",
+        f"- CPU time: the same children without valgrind, {CPU_ROUNDS} rounds in a rotated "
+        f"order, {CPU_CALLS} in-process calls each after 20 warm-up calls, the least disturbed "
+        "of 5 slices; µs per call, median over rounds; ratios the median of the per-round ratios",
+        "- against: on mcp 1.30, what the configuration adds ÷ what Traceloop adds; on 2.3, "
+        "what it adds ÷ the SDK's own tracing (the baseline)",
         f"- the whole run took {time.monotonic() - started:.0f} s",
         "",
         "## Per call",
     )
     report.table(
-        ("line", "configuration", "instructions", "× baseline", "added", "added ÷ Traceloop's"),
-        _rows(counts),
+        (
+            "line",
+            "configuration",
+            "instructions",
+            "× baseline",
+            "added",
+            "against",
+            "CPU µs",
+            "CPU added µs",
+            "CPU against",
+        ),
+        rows(counts, rounds),
     )
+    report.add("", "## Ours against the targets")
+    report.table(
+        ("line", "measure", "instructions", "CPU time", "target", "in instructions"),
+        target_rows(counts, rounds),
+    )
+    report.add("", "## What the instrumentation and the span processor each add")
+    report.table(("line", "part", "instructions", "CPU µs"), split_rows(counts, rounds))
+    report.add(
+        "",
+        "## Elsewhere, mcp 2.3 (plain: a TracerProvider, no instrumentation of ours)",
+        "",
+        "The processor's memory per session is not counted here: "
+        "`python tests/faults/load_host.py state 2000 1 2000` (typical) and "
+        "`state 8 1100 8` (worst case) print it.",
+    )
+    report.table(("one unit", "plain", "ours", "× plain", "added"), elsewhere)
     report.add("", "## The SDK's span alone (the floor of any span-making instrumentation)")
     report.table(
         ("span", "instructions"),

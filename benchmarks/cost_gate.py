@@ -4,11 +4,15 @@
 count does not move with the load of a shared machine, CPU time does): ``_cost_child.py`` runs
 once with :attr:`Metric.few` units and once with :attr:`Metric.many`, and one unit costs the
 difference over ``many - few``. A metric more than :data:`TOLERANCE` above its figure in
-``cost_baseline.json`` fails the gate, with the figures. ``make cost-baseline``
-(``python benchmarks/cost_gate.py --write-baseline``) measures and rewrites the file: after a change
-that made the product cheaper (lower the bar), or one whose cost was weighed and accepted (say so
-in the commit). The ``rfc8785`` reference recipe is counted beside the cold digest, for the ratio
-only (never gated).
+``cost_baseline.json`` fails the gate, with the figures. The ``rfc8785`` reference recipe is
+counted beside the cold digest, for the ratio only (never gated).
+
+The baseline only moves down on its own. ``make cost-baseline`` (``python
+benchmarks/cost_gate.py --write-baseline``) measures and lowers every figure that came out lower,
+and keeps the stored figure of any that came out higher, saying so: a cost that rose is never
+accepted by rewriting the file in passing. ``python benchmarks/cost_gate.py --raise-baseline`` also
+writes the higher figures, prints each one's old and new value, and reminds that the commit
+recording that baseline must say in its message why the cost was accepted.
 
 The mcp 1.x line runs in the matrix's ``mcp_latest_1x`` venv, this tree's ``src`` first on its
 path. Where that venv is missing (a fresh checkout, before any ``make matrix``), the gate builds it
@@ -27,6 +31,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,6 +131,43 @@ def measure(names: list[str]) -> dict[str, float]:
     }
 
 
+@dataclass(frozen=True)
+class Rewrite:
+    """What a baseline rewrite writes (``figures``), which measured figures were above the stored
+    ones (``raised``), and one line per entry that changed or was kept (``lines``)."""
+
+    figures: dict[str, int]
+    raised: list[str]
+    lines: list[str]
+
+
+def rewrite(
+    measured: Mapping[str, float], stored: Mapping[str, float], *, allow_raise: bool
+) -> Rewrite:
+    """The baseline to write from ``measured``: a figure lower than (or equal to) the stored one,
+    or new, is written; a higher one is written only when ``allow_raise``, else the stored figure
+    is kept. The file holds the measured metrics only."""
+    figures: dict[str, int] = {}
+    raised: list[str] = []
+    lines: list[str] = []
+    for name, value in measured.items():
+        new, old = round(value), stored.get(name)
+        if old is None:
+            figures[name] = new
+            lines.append(f"{name}: new, {new:,}")
+        elif new > old:
+            raised.append(name)
+            figures[name] = new if allow_raise else round(old)
+            change = f"{old:,.0f} -> {new:,} ({(new - old) / old:+.1%})"
+            kept = "" if allow_raise else ": kept the stored figure, it only moves down"
+            lines.append(f"{name}: RAISED {change}{kept}")
+        else:
+            figures[name] = new
+            if new < old:
+                lines.append(f"{name}: lowered {old:,.0f} -> {new:,} ({(new - old) / old:+.1%})")
+    return Rewrite(figures, raised, lines)
+
+
 def verdict(measured: dict[str, float], baseline: dict[str, float]) -> tuple[bool, list[str]]:
     """Whether every gated metric is within :data:`TOLERANCE` of its baseline, and the table."""
     ok = True
@@ -149,12 +191,22 @@ def verdict(measured: dict[str, float], baseline: dict[str, float]) -> tuple[boo
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write-baseline", action="store_true", help="rewrite the baseline")
+    parser.add_argument(
+        "--write-baseline",
+        action="store_true",
+        help="lower the baseline to every figure that came out lower (never raises one)",
+    )
+    parser.add_argument(
+        "--raise-baseline",
+        action="store_true",
+        help="write every measured figure, higher ones too (the commit must say why)",
+    )
     parser.add_argument("--only", default="", help="the metrics whose name holds this text")
     args = parser.parse_args()
     names = [name for name in METRICS if args.only in name]
-    if args.write_baseline and args.only:
-        parser.error("--write-baseline measures every metric: no --only")
+    writing = args.write_baseline or args.raise_baseline
+    if writing and args.only:
+        parser.error("a baseline rewrite measures every metric: no --only")
     if shutil.which("valgrind") is None:
         print("cost gate: valgrind is not installed (make provision installs it)", file=sys.stderr)
         return 2
@@ -165,11 +217,25 @@ def main() -> int:
             print(f"cost gate: could not build the mcp 1.x venv at {MCP_1X}", file=sys.stderr)
             return 2
     measured = measure(names)
-    if args.write_baseline:
-        figures = {name: round(value) for name, value in measured.items()}
-        BASELINE.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
-        print(f"cost gate: baseline written to {BASELINE.relative_to(ROOT)}")
     baseline = json.loads(BASELINE.read_text(encoding="utf-8")) if BASELINE.exists() else {}
+    if writing:
+        plan = rewrite(measured, baseline, allow_raise=args.raise_baseline)
+        BASELINE.write_text(json.dumps(plan.figures, indent=2) + "\n", encoding="utf-8")
+        print("\n".join(plan.lines or ["no figure changed"]))
+        print(f"cost gate: baseline written to {BASELINE.relative_to(ROOT)}")
+        if plan.raised and args.raise_baseline:
+            print(
+                "cost gate: --raise-baseline raised the figures marked RAISED: the commit that "
+                "records this baseline must say in its message that --raise-baseline was used "
+                "and why each higher cost is accepted"
+            )
+        elif plan.raised:
+            print(
+                f"cost gate: {len(plan.raised)} figure(s) came out higher and were not written; "
+                "to accept a higher cost, run `python benchmarks/cost_gate.py --raise-baseline` "
+                "and say why in the commit message"
+            )
+        baseline = dict(plan.figures)
     ok, lines = verdict(measured, baseline)
     print("\n".join(["Instructions per unit (callgrind):", *lines]))
     if not ok:

@@ -1,6 +1,7 @@
-"""The cost gate's verdict (benchmarks/cost_gate.py): more than +5 % over the baseline fails.
+"""The cost gate's rules (benchmarks/cost_gate.py): more than +5 % over the baseline fails, and
+the baseline moves down freely but up only with ``--raise-baseline``.
 
-The counting itself runs under valgrind in ``make cost``; here the rule alone, on given figures.
+The counting itself runs under valgrind in ``make cost``; here the rules alone, on given figures.
 """
 
 from __future__ import annotations
@@ -28,6 +29,37 @@ def test_within_five_percent_passes_and_beyond_fails() -> None:
 def test_a_gated_metric_without_a_baseline_fails_and_the_reference_is_never_gated() -> None:
     assert not cost_gate.verdict({CALL: 1.0}, {})[0]
     assert cost_gate.verdict({REFERENCE: 2.0}, {REFERENCE: 1.0})[0]
+
+
+def test_a_rewrite_lowers_freely_and_keeps_a_higher_figure_without_the_flag() -> None:
+    stored = {CALL: 1_000_000, REFERENCE: 5_000_000}
+    measured = {CALL: 900_000.4, REFERENCE: 5_000_001.0}
+    plan = cost_gate.rewrite(measured, stored, allow_raise=False)
+    assert plan.figures == {CALL: 900_000, REFERENCE: 5_000_000}
+    assert plan.raised == [REFERENCE]
+    assert plan.lines == [
+        f"{CALL}: lowered 1,000,000 -> 900,000 (-10.0%)",
+        (
+            f"{REFERENCE}: RAISED 5,000,000 -> 5,000,001 (+0.0%): kept the stored figure, it "
+            "only moves down"
+        ),
+    ]
+
+
+def test_the_flag_writes_a_higher_figure_and_names_the_old_and_new_ones() -> None:
+    stored = {CALL: 1_000_000}
+    plan = cost_gate.rewrite({CALL: 1_100_000.0}, stored, allow_raise=True)
+    assert plan.figures == {CALL: 1_100_000}
+    assert plan.raised == [CALL]
+    assert plan.lines == [f"{CALL}: RAISED 1,000,000 -> 1,100,000 (+10.0%)"]
+
+
+def test_an_unchanged_or_new_figure_is_written_and_no_stored_metric_survives_unmeasured() -> None:
+    stored = {CALL: 1_000_000, "a metric no longer measured": 7}
+    plan = cost_gate.rewrite({CALL: 1_000_000.2, REFERENCE: 3.0}, stored, allow_raise=False)
+    assert plan.figures == {CALL: 1_000_000, REFERENCE: 3}
+    assert plan.raised == []
+    assert plan.lines == [f"{REFERENCE}: new, 3"]
 
 
 def test_the_baseline_names_every_metric() -> None:

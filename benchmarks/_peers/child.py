@@ -7,7 +7,8 @@
 ``url``), ``probe`` (what the configuration records: spans per call, attributes per span, span
 names, whether the call's arguments or result appear on a span; with an
 ``InMemorySpanExporter``) or ``calls`` (in-process calls and nothing else, for an instruction
-count under callgrind: ``bench_instructions.py``). It prints one line, ``PEERS-RESULT <json>``;
+count under callgrind: ``bench_instructions.py``); ``calls`` names the transports to use and how
+many calls each makes. It prints one line, ``PEERS-RESULT <json>``;
 anything else it or the peer prints is not read. Only this file's standard library, the SDK and
 the peer's public set-up are used, so it runs in every venv of ``bench_peers.py``.
 """
@@ -221,6 +222,8 @@ async def _run(job: dict[str, Any]) -> dict[str, Any]:
                 await client.call_tool("lookup", ARGUMENTS)
         return out
     for transport, make in _clients(job["url"]).items():
+        if transport not in job["calls"]:  # a job may time or probe one transport only
+            continue
         async with make() as client:
             if job["mode"] == "probe":
                 out[transport] = await _probe(client, exporter)  # type: ignore[arg-type]

@@ -49,7 +49,8 @@ def test_a_report_lands_in_the_ignored_folder_and_the_tree_stays_clean() -> None
 
 def test_only_the_shared_report_writes_files() -> None:
     """Every benchmark writes through ``_common.Report`` (so into the ignored folder); the cost
-    gate rewrites its committed baseline, on purpose, only when told (``make cost-baseline``)."""
+    gate rewrites its committed baseline, on purpose, only when told (``make cost-baseline``,
+    ``--raise-baseline``)."""
     writers = [
         path.name
         for path in sorted(BENCH.glob("*.py"))
@@ -58,7 +59,8 @@ def test_only_the_shared_report_writes_files() -> None:
     assert writers == ["_common.py", "cost_gate.py"]
     gate = (BENCH / "cost_gate.py").read_text(encoding="utf-8")
     assert gate.count(".write_text(") == 1
-    assert "    if args.write_baseline:\n        figures = " in gate
+    assert "    writing = args.write_baseline or args.raise_baseline\n" in gate
+    assert "    if writing:\n        plan = rewrite(" in gate
 
 
 def test_make_bench_publish_copies_on_purpose() -> None:
