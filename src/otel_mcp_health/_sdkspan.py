@@ -237,36 +237,37 @@ class StartWrites:
     in place and decides again when one was replaced.
     """
 
-    __slots__ = ("_safe", "_tracer", "_watched")
+    __slots__ = ("_decided", "_tracer")
 
     def __init__(self, tracer: object) -> None:
         self._tracer = tracer
-        self._watched: tuple[_Watched, ...] = ()
-        self._safe = False
+        #: What was watched and what was decided, replaced as one (threads may ask meanwhile).
+        self._decided: tuple[tuple[_Watched, ...], bool] = ((), False)
         self._decide()
 
     def _decide(self) -> None:
         tracer = self._tracer
         chain = _processors(tracer) if type(tracer) is sdk_trace.Tracer else None
         if chain is None:
-            self._watched, self._safe = (), False
+            self._decided = ((), False)
             return
         leaves, watched = chain
         limits = getattr(tracer, "_span_limits", None)
-        self._watched = tuple(watched)
-        self._safe = (
+        safe = (
             _blind_sampler(getattr(tracer, "sampler", None))
             and getattr(limits, "max_span_attribute_length", 0) is None
             and all(type(p) in _BLIND_PROCESSORS for p in leaves)
         )
+        self._decided = (tuple(watched), safe)
 
     def holds(self) -> bool:
         """Whether a span of the tracer may start without its attributes now."""
-        for holder, read, seen in self._watched:
+        watched, safe = self._decided
+        for holder, read, seen in watched:
             if read(holder) is not seen:
                 self._decide()
-                break
-        return self._safe
+                return self._decided[1]
+        return safe
 
 
 def _plain(attributes: Mapping[str, Any]) -> bool:
