@@ -124,7 +124,7 @@ bench: $(STAMP)
 	@for script in $(filter-out %/bench_instructions.py,$(wildcard benchmarks/bench_*.py)); do \
 	  $(BIN)/python $$script || exit 1; done
 
-## Instructions per in-process call under callgrind (needs valgrind; about half an hour on two
+## Instructions per in-process call under callgrind (needs valgrind; half an hour or more on two
 ## shared cores): the per-call work, which the load of a shared machine does not move, with CPU
 ## time per call beside it, ours against the targets, the instrumentation/processor split, and a
 ## tools/list page, a 1,000-page traversal and many sessions at once against plain. Results
