@@ -11,8 +11,11 @@ re-derives is everything the processor keeps per session and per server:
 
 * a session's handshake (the latest answered, not superseded one) and the server it names (the
   latest handshake or install that names one: its spans from then on are the server's);
-* its own ``tools/list`` traversals, page by page (a first page starts one, a later page joins
-  the latest), each handed to the core whole;
+* its own ``tools/list`` traversals, page by page (docs/model.md#concurrent-traversals: a first
+  page starts one; a later page continues the open one whose last ``nextCursor`` it is, of two
+  the one started last, else the one started last; at most 8 open, the oldest dropped first),
+  each handed to the core whole; the latest is the one started last, unless it is still walking
+  without a defect while the session's complete discovery ended after it started;
 * inheritance: a session that listed nothing itself is judged against its server's traversals,
   the *latest* one any session of the server started and the *last complete* one (of two
   that completed while both were under way, the one started last: it saw the server later);
@@ -65,6 +68,9 @@ from otel_mcp_health.core.vocabulary import FirstFailedLayer, Layer, LayerStatus
 #: The published MCP versions (docs/model.md#contract), passed to the processor too.
 SUPPORTED_VERSIONS: Final = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
 _HANDSHAKE_METHODS: Final = frozenset({"initialize", "server/discover"})
+
+#: Open traversals a session keeps (docs/model.md#concurrent-traversals).
+_MAX_OPEN_TRAVERSALS: Final = 8
 
 #: The exported attributes the oracle derives (everything else on a span is not its business:
 #: incidents, metrics labels, progress summaries).
@@ -159,6 +165,9 @@ class Traversal:
 
     session: str
     pages: tuple[Seen, ...]
+    #: Still open: not ended (a page without ``nextCursor`` or a failed page) nor dropped past
+    #: the bound on open traversals.
+    open: bool = False
 
     @property
     def first(self) -> int:
@@ -205,6 +214,17 @@ def _discovery(pages: tuple[Seen, ...], done: Seen | None) -> Discovery:
 def _judged_against(views: list[View]) -> View | None:
     """The complete discovery the core judges against: the last clean one."""
     return next((v for v in reversed(views) if v.completion is not None), None)
+
+
+def _stands_for_latest(against: View | None, latest: Traversal, current: View) -> bool:
+    """Whether the session's complete discovery ``against`` is what the rules call its latest
+    traversal: ``latest`` (the one started last, ``current`` as it stands) is still open and
+    walking without a defect, and ``against`` ended after it started (the two ran concurrently:
+    that discovery is what the agent got)."""
+    if against is None or against.discovery.completed_at is None or not latest.open:
+        return False
+    walking = chain_defect(current.discovery) == Reason.CURSOR_REMAINING
+    return walking and against.discovery.completed_at >= latest.pages[0].start
 
 
 class ContractOracle:
@@ -345,19 +365,31 @@ class ContractOracle:
         )
 
     def _traversals(self, key: str, upto: int) -> list[Traversal]:
-        """The session's traversals: a first page (index 0 or no cursor) starts one, a later
-        page joins the latest."""
+        """The session's traversals, in the order they started: a first page (index 0 or no
+        cursor) starts one; a later page continues the open one whose last ``nextCursor`` it
+        is (of two, the one started last), else the one started last, where it reads as the gap
+        or the loop it is. A session keeps at most 8 open, the oldest dropped first."""
         traversals: list[list[Seen]] = []
+        open_: list[list[Seen]] = []
         for seen in self._open(key, upto):
             if seen.kind != "page":
                 continue
             page = seen.page
             first = _codec.decode_page_index(seen.attrs) == 0 or page.cursor is None
+            waiting = [t for t in open_ if t[-1].page.next_cursor == page.cursor]
             if first or not traversals:
-                traversals.append([seen])
+                pages: list[Seen] = []
+                traversals.append(pages)
+                open_ = [*open_, pages][-_MAX_OPEN_TRAVERSALS:]
             else:
-                traversals[-1].append(seen)
-        return [Traversal(key, tuple(pages)) for pages in traversals]
+                pages = waiting[-1] if waiting else traversals[-1]
+            pages.append(seen)
+            if page.failed or page.next_cursor is None:
+                open_ = [t for t in open_ if t is not pages]
+        return [
+            Traversal(key, tuple(pages), open=any(t is pages for t in open_))
+            for pages in traversals
+        ]
 
     def _of_server(self, server: CatalogKey, upto: int, kinds: set[str]) -> list[Seen]:
         """Spans of the kinds given that sessions sent while of ``server``."""
@@ -402,8 +434,11 @@ class ContractOracle:
         inherited = None if own else self._inheritance(server, upto)
         if own:
             views = [view for traversal in own for view in traversal.views()]
-            discoveries = tuple(view.discovery for view in views)
             against = _judged_against(views)
+            discoveries = tuple(view.discovery for view in views)
+            if _stands_for_latest(against, own[-1], views[-1]):
+                assert against is not None
+                discoveries = (*discoveries, against.discovery)  # the core judges the last one
             since = against.completion if against is not None else None
             if list_changed is True and (
                 server is None

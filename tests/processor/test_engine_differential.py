@@ -460,6 +460,38 @@ _FOUND = (
         ],
         {A.CATALOG_REASON: "unknown_tool_called"},
     ),
+    (
+        # a first traversal waits for c1; a second one completes; a third walks c1, c1+ and
+        # c1++; then c1 again with the last page: it continues the first traversal, which waits
+        # for it (the third already walked c1, but a cursor goes to the open chain that waits
+        # for it), and that one completes. The latest traversal is still the third, which
+        # started after the session's complete discovery ended: nextCursor remains (it read
+        # cursor_loop: every later page joined the latest traversal)
+        "a-cursor-continues-the-open-traversal-waiting-for-it",
+        [
+            ("s1", 1.0, _page_event("first")),
+            ("s1", 1.0, _page_event("whole")),
+            ("s1", 1.0, _page_event("first")),
+            ("s1", 1.0, _page_event("any", "c1", "c1+")),
+            ("s1", 1.0, _page_event("any", "c1+", "c1++")),
+            ("s1", 1.0, _page_event("any", "c1++", "c1+++")),
+            ("s1", 1.0, _page_event("any", "c1", None)),
+        ],
+        {A.CATALOG_VERDICT: "incomplete", A.CATALOG_REASON: "cursor_remaining"},
+    ),
+    (
+        # the same without the complete traversal in between: the first traversal completes
+        # while the one started after it is still walking; it is what the agent got, and it
+        # stands for the latest until that one ends (it read cursor_loop)
+        "a-concurrent-complete-traversal-stands-for-the-one-still-walking",
+        [
+            ("s1", 1.0, _page_event("first")),
+            ("s1", 1.0, _page_event("first")),
+            ("s1", 1.0, _page_event("any", "c1", "c1+")),
+            ("s1", 1.0, _page_event("any", "c1", None)),
+        ],
+        {A.CATALOG_VERDICT: "converged", A.CATALOG_REASON: "ok"},
+    ),
 )
 
 
