@@ -183,6 +183,22 @@ async def test_the_live_gauge_counts_a_call_that_started_without_attributes() ->
     assert not pipeline.processor._inflight  # forgotten when it ended
 
 
+def test_our_spans_that_start_with_attributes_but_no_call_are_not_kept_live() -> None:
+    """Only a span of ours that starts bare may turn out to be a call; a connection's span (it
+    starts with its attributes and lives as long as its session) is never kept, so thousands of
+    open sessions cannot fill the map that bounds the spans of other libraries."""
+    pipeline = Pipeline.build()
+    connect = pipeline.tracer.start_span(
+        A.CONNECT_SPAN_NAME, kind=SpanKind.CLIENT, attributes={A.NETWORK_TRANSPORT: "tcp"}
+    )
+    assert not pipeline.processor._inflight
+    bare = pipeline.tracer.start_span("tools/call lookup", kind=SpanKind.CLIENT)
+    assert list(pipeline.processor._inflight) == [bare.get_span_context().span_id]
+    bare.end()
+    connect.end()
+    assert not pipeline.processor._inflight
+
+
 async def test_an_attribute_aware_sampler_sees_the_start_attributes_and_decides() -> None:
     sampler = ByTool("fail")
     run = Run(sampler=sampler)

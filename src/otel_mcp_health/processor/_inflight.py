@@ -39,15 +39,16 @@ Live = dict[int, tuple[Span, str | None]]
 
 def track(live: Live, span: Span) -> None:
     """One of our spans starts: kept while open if it is a ``tools/call``, or may be one (it
-    carries no method yet)."""
+    carries no attribute yet: a request span whose attributes are written right after). Our
+    other spans start with their attributes (a connection's span lives as long as its session)
+    and are never kept."""
     attrs = _sdkspan.open_attributes(span)
-    method = _spans.method(attrs)
     if len(live) >= MAX_LIVE:
         return
-    if method == TOOLS_CALL:
-        live[span.context.span_id] = (span, _spans.session_key(attrs))
-    elif method is None:
+    if not attrs:
         live[span.context.span_id] = (span, None)
+    elif _spans.method(attrs) == TOOLS_CALL:
+        live[span.context.span_id] = (span, _spans.session_key(attrs))
 
 
 def room_for_foreign(live: Live) -> bool:
