@@ -71,6 +71,9 @@ class Unmemoized(CallMemo):
     def decoded(self, attrs: _codec.Attributes) -> Decoded:
         return decode(attrs)  # a new shape each time: no judgement is ever found in it
 
+    def session_decoded(self, attrs: _codec.Attributes, session: Session) -> Decoded:
+        return decode(attrs)
+
     def catalog_result(self, session: Session, now: int | None, max_age_s: float) -> CatalogResult:
         return classify_catalog(session.catalog(now, max_age_s))
 

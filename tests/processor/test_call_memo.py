@@ -17,6 +17,7 @@ from otel_mcp_health import _codec
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.server import IncidentScope, ScopeKind, ServerIdentity, ServerLabel
 from otel_mcp_health.processor import _memo
+from otel_mcp_health.processor._sessions import Session
 
 #: Every attribute name the project defines (module-level string constants with a dot).
 _NAMES = sorted(
@@ -231,3 +232,70 @@ def test_the_target_key_tells_servers_of_one_label_apart() -> None:
     assert github.label == jira.label
     assert _codec.label_attributes(github.label) == label
     assert memo.server({A.SERVER_ADDRESS: "h", A.SERVER_PORT: 1}, github) == github
+
+
+def test_a_sessions_last_server_identity_is_reused_only_for_the_same_key() -> None:
+    """The per-session answer of :meth:`CallMemo.session_server` is dropped when the session's
+    identity, a value or a value's type of :data:`SERVER_KEYS` changes: each step below is the
+    fresh derivation, and fails if that part of the key were not compared."""
+    memo = _memo.CallMemo()
+    session = Session(key="s", last_seen=0)
+    steps: list[dict[str, Any]] = [
+        {A.SERVER_ADDRESS: "h", A.SERVER_PORT: 1},
+        {A.SERVER_ADDRESS: "h", A.SERVER_PORT: 1},  # reused
+        {A.SERVER_ADDRESS: "h", A.SERVER_PORT: True},  # a type changed
+        {A.SERVER_ADDRESS: "g", A.SERVER_PORT: True},  # a value changed
+        {A.SERVER_ADDRESS: "h", A.SERVER_PORT: 1, A.SERVER_NAME: "n"},  # a value changed
+        {A.SERVER_ADDRESS: "h", A.SERVER_PORT: [2]},  # unhashable: never kept
+        {A.SERVER_ADDRESS: "h", A.SERVER_PORT: [2]},
+    ]
+    for attrs in steps:  # the session's identity stays the same object
+        assert memo.session_server(attrs, session) == _codec.decode_server(attrs, session.server)
+    session.server = _KNOWN  # another identity, same attributes as last time
+    assert memo.session_server(steps[-1], session) == _codec.decode_server(steps[-1], _KNOWN)
+    session.server = ServerIdentity()
+    assert memo.session_server({}, session) == ServerIdentity()
+    session.server = _KNOWN
+    assert memo.session_server({}, session) == _KNOWN
+
+
+def _same_decoding(found: _memo.Decoded, attrs: dict[str, Any]) -> bool:
+    fresh = _memo.decode(attrs)
+    return (found.call, found.finding, found.receipt, found.method, found.offered) == (
+        fresh.call,
+        fresh.finding,
+        fresh.receipt,
+        fresh.method,
+        fresh.offered,
+    )
+
+
+def test_a_sessions_last_decoded_shape_is_reused_only_for_the_same_key() -> None:
+    """The per-session answer of :meth:`CallMemo.session_decoded` is dropped when a value or a
+    value's type of :data:`CALL_KEYS` changes, and when the memo forgot its shapes (the session
+    then holds the memo's own again, whose judgements the memo bounds)."""
+    memo = _memo.CallMemo()
+    session = Session(key="s", last_seen=0)
+    steps: list[dict[str, Any]] = [
+        {A.GEN_AI_TOOL_NAME: "a", A.CALL_IS_ERROR: True},
+        {A.GEN_AI_TOOL_NAME: "a", A.CALL_IS_ERROR: True},  # reused
+        {A.GEN_AI_TOOL_NAME: "a", A.CALL_IS_ERROR: 1},  # a type changed
+        {A.GEN_AI_TOOL_NAME: "b", A.CALL_IS_ERROR: 1},  # a value changed
+        {A.GEN_AI_TOOL_NAME: "b", A.AUTH_REQUIRED_SCOPES: ["x"]},  # unhashable: never kept
+        {A.GEN_AI_TOOL_NAME: "b", A.AUTH_REQUIRED_SCOPES: ["x"]},
+    ]
+    for attrs in steps:
+        assert _same_decoding(memo.session_decoded(attrs, session), attrs)
+    attrs = steps[0]
+    kept = memo.session_decoded(attrs, session)
+    assert kept is memo.decoded(attrs) is memo.session_decoded(attrs, session)
+    judged = _memo.Judged(
+        call=kept.call,
+        result=None,  # type: ignore[arg-type]  # never read here
+        catalog_verdict=None,  # type: ignore[arg-type]
+        verdicts={},
+        authorization=None,
+    )
+    for n in range(_memo.MAX_JUDGEMENTS + 1):  # one past the bound: every shape is forgotten
+        memo.remember(kept, (n,), judged)
+    assert memo.session_decoded(attrs, session) is memo.decoded(attrs) is not kept

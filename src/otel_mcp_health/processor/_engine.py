@@ -86,15 +86,16 @@ class Engine:
     def judge(self, span: ReadableSpan, attrs: Mapping[str, Any], key: str) -> dict[str, Any]:
         """The verdict attributes of one finished span of session ``key`` (may be empty)."""
         with self._lock:
-            late = self.sessions.late(key, span.end_time or 0)
+            now = span.end_time or 0
+            late = self.sessions.late(key, now)
             if late is not None:
                 return self._judge_late(span, attrs, late)
-            session = self.sessions.touch(key, span.end_time or 0)
+            session = self.sessions.touch(key, now)
             verdicts: dict[str, Any] = {}
             if span.name == A.SESSION_END_SPAN_NAME:
                 session.closing = True
             else:
-                session.server = self._memo.server(attrs, session.server)
+                session.server = self._memo.session_server(attrs, session)
                 verdicts = self._route(span, attrs, session)
             # A call span may end after its session (its end waits for an outcome receipt).
             if session.closing and not self._has_live_calls(key):
@@ -110,7 +111,7 @@ class Engine:
             return {}
         if late.server.catalog is not None:
             self._join(late, late.server.catalog)
-        late.server = self._memo.server(attrs, late.server)
+        late.server = self._memo.session_server(attrs, late)
         try:
             return self._route(span, attrs, late)
         finally:
@@ -231,9 +232,9 @@ class Engine:
     def _judge_call(
         self, span: ReadableSpan, attrs: Mapping[str, Any], session: Session
     ) -> dict[str, Any]:
-        if _codec.decode_cancelled(attrs) and attrs.get(A.TRANSPORT_REQUEST_WRITTEN) is False:
+        if attrs.get(A.TRANSPORT_REQUEST_WRITTEN) is False and _codec.decode_cancelled(attrs):
             return {}  # cancelled before the request was written: no call (docs/model.md)
-        decoded = self._memo.decoded(attrs)
+        decoded = self._memo.session_decoded(attrs, session)
         if decoded.finding is not None:
             session.add_finding(decoded.finding)
         # "no authorized exchange has succeeded since": a failure carries forward.

@@ -12,7 +12,10 @@ cost far more than recognising a shape seen before, so the engine keeps bounded 
   authorization failure, the live state and the tokens of the session's handshake facts and
   catalog verdict, :meth:`CallMemo.token`);
 * :meth:`CallMemo.server`: the server identity a span's metrics are labelled with, keyed on the
-  values and types of :data:`SERVER_KEYS` and the session's fallback (every span asks for it);
+  values and types of :data:`SERVER_KEYS` and the session's fallback (every span asks for it),
+  and per session the last answer with its key (:meth:`CallMemo.session_server`: a session's
+  spans repeat their server's attributes, so its next span compares them instead of hashing
+  the fallback identity);
 * per session (:class:`SessionMemo`, held by the session but kept only here): its handshake facts,
   derived once per handshake (:meth:`CallMemo.handshake_facts`), and its catalog verdict, derived
   once per version of its evidence and side of the refresh deadline
@@ -131,6 +134,11 @@ class SessionMemo:
     facts_token: int = -1
     catalog_token: int = -1
     offered: dict[InstallCheck, Offered] = field(default_factory=dict)
+    #: ``(memo epoch, values, types, decoded)`` of the session's last
+    #: :meth:`CallMemo.session_decoded`.
+    shape: tuple[int, tuple[Any, ...], tuple[Any, ...], Decoded] | None = None
+    #: ``(fallback, values, types, identity)`` of the session's last :meth:`CallMemo.server`.
+    server: tuple[ServerIdentity, tuple[Any, ...], tuple[Any, ...], ServerIdentity] | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -182,6 +190,8 @@ class CallMemo:
     def __init__(self) -> None:
         self._shapes: dict[tuple[Any, ...], Decoded] = {}
         self._judgements = 0
+        #: Bumped whenever the shapes are forgotten (:meth:`session_decoded`).
+        self._epoch = 0
         self._tokens: dict[Any, int] = {}
         self._next_token = itertools.count()
         self._servers: dict[tuple[Any, ...], ServerIdentity] = {}
@@ -190,8 +200,7 @@ class CallMemo:
         """Keep ``judged`` for ``decoded`` in ``context`` (bounded: every shape is forgotten when
         the judgements are full)."""
         if self._judgements >= MAX_JUDGEMENTS:
-            self._shapes.clear()
-            self._judgements = 0
+            self._forget_shapes()
         decoded.judged[context] = judged
         self._judgements += 1
         return judged
@@ -199,17 +208,45 @@ class CallMemo:
     def decoded(self, attrs: _codec.Attributes) -> Decoded:
         """The decoded evidence of a call span, memoized on its attribute values and types."""
         values = tuple(map(attrs.get, CALL_KEYS, _DEFAULTS))
-        key = (values, tuple(map(type, values)))
+        return self._interned(attrs, values, tuple(map(type, values)))[0]
+
+    def session_decoded(self, attrs: _codec.Attributes, session: Session) -> Decoded:
+        """:meth:`decoded` for a call span of ``session``. The session's last answer is reused
+        while the memo has not been cleared since and the :data:`CALL_KEYS` values and types
+        compare equal (:meth:`decoded`'s own key, compared without hashing it): a session's calls
+        mostly repeat one shape."""
+        values = tuple(map(attrs.get, CALL_KEYS, _DEFAULTS))
+        types = tuple(map(type, values))
+        memo = session.memo
+        last = memo.shape
+        if last is not None and last[0] == self._epoch and last[1] == values and last[2] == types:
+            return last[3]
+        found, interned = self._interned(attrs, values, types)
+        if interned:
+            memo.shape = (self._epoch, values, types, found)
+        return found
+
+    def _interned(
+        self, attrs: _codec.Attributes, values: tuple[Any, ...], types: tuple[Any, ...]
+    ) -> tuple[Decoded, bool]:
+        """The decoded evidence of ``values`` (``attrs``' :data:`CALL_KEYS`), and whether it is
+        the memo's (``False``: an unhashable value, decoded afresh)."""
+        key = (values, types)
         try:
             found = self._shapes.get(key)
         except TypeError:  # an unhashable value: decode every time
-            return decode(attrs)
+            return decode(attrs), False
         if found is None:
             if len(self._shapes) >= MAX_SHAPES:
-                self._shapes.clear()
-                self._judgements = 0
+                self._forget_shapes()
             found = self._shapes[key] = decode(attrs)
-        return found
+        return found, True
+
+    def _forget_shapes(self) -> None:
+        """Forget every shape and its judgements (a new epoch: sessions drop their last one)."""
+        self._shapes.clear()
+        self._judgements = 0
+        self._epoch += 1
 
     def server(self, attrs: _codec.Attributes, known: ServerIdentity) -> ServerIdentity:
         """:func:`_codec.decode_server`, memoized on the values and types it is derived from."""
@@ -224,6 +261,26 @@ class CallMemo:
                 self._servers.clear()
             found = self._servers[key] = _codec.decode_server(attrs, known)
         return found  # type: ignore[return-value]
+
+    def session_server(self, attrs: _codec.Attributes, session: Session) -> ServerIdentity:
+        """:meth:`server` for a span of ``session`` (its fallback: the session's identity). The
+        session's last answer is reused when the fallback is the same object and the
+        :data:`SERVER_KEYS` values and types compare equal: :meth:`server`'s own key, compared
+        without hashing the identity."""
+        known = session.server
+        values = tuple(map(attrs.get, SERVER_KEYS, _SERVER_DEFAULTS))
+        types = tuple(map(type, values))
+        memo = session.memo
+        last = memo.server
+        if last is not None and last[0] is known and last[1] == values and last[2] == types:
+            return last[3]
+        found = self.server(attrs, known)
+        try:
+            hash(values)
+        except TypeError:  # not memoized by :meth:`server` either
+            return found
+        memo.server = (known, values, types, found)
+        return found
 
     def token(self, value: Any) -> int:
         """A small integer standing for ``value``: equal values get the same token while it is

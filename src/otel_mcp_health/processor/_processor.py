@@ -318,8 +318,8 @@ class McpHealthSpanProcessor(SpanProcessor):
             self._forward(forwarded)
 
     def _forget(self, span: ReadableSpan) -> None:
-        if span.context is not None:
-            self._inflight.pop(span.context.span_id, None)
+        if (context := span.context) is not None:
+            self._inflight.pop(context.span_id, None)
 
     def shutdown(self) -> None:
         """Shut every downstream processor down and forget all state (idempotent)."""

@@ -193,10 +193,12 @@ def enriched_copy(
     sanitized ``error.type`` and exception events keep only the exception class, whatever the SDK
     or another instrumentation wrote there (server error texts can echo argument values).
     """
+    events = _sdkspan.events(span)
+    status = span.status
     return _sdkspan.copy(
         span,
         attributes={**attributes, **verdicts},
-        events=_sanitized_events(_sdkspan.events(span)),
+        events=_sanitized_events(events) if events else events,
         links=_sdkspan.links(span),
-        status=_sanitized_status(span, attributes),
+        status=status if status.description is None else _sanitized_status(span, attributes),
     )
