@@ -5,6 +5,7 @@ real in-process server, and the second call must show the change."""
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from tests.integration.test_approval_zero_code import write_pins
 from otel_mcp_health import attributes as A
 from otel_mcp_health.core.offered import OfferedTool
 from otel_mcp_health.core.pins import pin_server
-from otel_mcp_health.instrumentation import record_model_request
+from otel_mcp_health.instrumentation import _call_checks, _state, record_model_request
 
 pytestmark = [
     pytest.mark.anyio,
@@ -89,6 +90,30 @@ async def test_a_new_discovery_and_other_argument_names_replan_the_call(
         (OK, None, False),
         (UNKNOWN, None, None),
     ]
+
+
+async def test_a_hostile_calls_argument_names_are_checked_but_never_kept(
+    captured: Captured,
+) -> None:
+    """Tool and argument names come from the model: a call whose names are too large to keep is
+    checked afresh each time, and nothing of it is held by the session."""
+    served: dict[str, Any] = {"tools": [ticket(required=True, read_only=True)]}
+    hostile = {f"k{i}" + "x" * 1000: i for i in range(50)}
+    async with Client(serving(served)) as client:
+        await client.list_tools()
+        await client.call_tool("create_ticket", hostile)
+        await client.call_tool("create_ticket", hostile)
+        await client.call_tool("create_ticket", {"title": "t"})
+        gc.collect()  # the sessions of earlier tests, closed, leave the registry
+        (state,) = (s for s in list(_state.SESSIONS.values()) if s.call_plans is not None)
+        kept = state.call_plans.plans if state.call_plans is not None else {}
+    assert checks(captured) == [
+        (MISSING, ("title",), True),
+        (MISSING, ("title",), True),
+        (OK, None, True),
+    ]
+    assert list(kept) == [("create_ticket", ("title",))]
+    assert sum(len(n) for _, names in kept for n in names) <= _call_checks.MAX_KEY_CHARS
 
 
 async def test_a_session_without_a_discovery_follows_its_servers_latest(

@@ -26,6 +26,9 @@ from otel_mcp_health.instrumentation._state import SessionState, Slot
 #: Plans a session keeps per discovery (distinct tools and argument-name sets); when full it
 #: starts afresh (a plan is rebuilt from the same inputs, never guessed).
 MAX_PLANS: Final = 256
+#: The largest key a plan is kept under (characters of the tool name and the argument names):
+#: both come from the model, so a hostile call is checked afresh instead of being held.
+MAX_KEY_CHARS: Final = 4096
 
 
 @dataclass(slots=True, frozen=True, eq=False)
@@ -81,12 +84,24 @@ def _planned(state: SessionState, found: Discovered, name: str, names: tuple[Any
         plan = table.plans.get(key)
     except TypeError:  # an argument name that cannot be a key: checked afresh, not kept
         return _call_plan(found, name, names)
+    if plan is None and not _small(name, names):
+        return _call_plan(found, name, names)
     if plan is None:
         plan = _call_plan(found, name, names)
         if len(table.plans) >= MAX_PLANS:
             table.plans.clear()
         table.plans[key] = plan
     return plan
+
+
+def _small(name: str, names: tuple[Any, ...]) -> bool:
+    """Whether a plan may be kept under this key: at most :data:`MAX_KEY_CHARS` characters."""
+    size = len(name) + len(names)
+    for item in names:
+        size += len(item) if type(item) is str else 1
+        if size > MAX_KEY_CHARS:
+            return False
+    return size <= MAX_KEY_CHARS
 
 
 def _call_plan(found: Discovered, name: str, names: tuple[Any, ...]) -> CallPlan:
